@@ -1,0 +1,11 @@
+package main
+
+// devCommand groups the development and test tools that ship inside the
+// connectd binary (test doubles, verification helpers).
+func devCommand() *command {
+	return &command{
+		name:     "dev",
+		summary:  "development tools: local test doubles for Kafka-adjacent systems",
+		children: []*command{},
+	}
+}
