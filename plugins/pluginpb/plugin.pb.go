@@ -1756,16 +1756,17 @@ func (*SourceRequest_Commit) isSourceRequest_Msg() {}
 func (*SourceRequest_Stop) isSourceRequest_Msg() {}
 
 type SourceStart struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Connector     string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
-	Task          int32                  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
-	Props         map[string]string      `protobuf:"bytes,3,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Defaults      map[string]string      `protobuf:"bytes,4,rep,name=defaults,proto3" json:"defaults,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Offsets       []*SourceOffset        `protobuf:"bytes,5,rep,name=offsets,proto3" json:"offsets,omitempty"`
-	Credits       int32                  `protobuf:"varint,6,opt,name=credits,proto3" json:"credits,omitempty"`
-	BatchBytes    int64                  `protobuf:"varint,7,opt,name=batch_bytes,json=batchBytes,proto3" json:"batch_bytes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Connector       string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	Task            int32                  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
+	Props           map[string]string      `protobuf:"bytes,3,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Defaults        map[string]string      `protobuf:"bytes,4,rep,name=defaults,proto3" json:"defaults,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Offsets         []*SourceOffset        `protobuf:"bytes,5,rep,name=offsets,proto3" json:"offsets,omitempty"`
+	Credits         int32                  `protobuf:"varint,6,opt,name=credits,proto3" json:"credits,omitempty"`
+	BatchBytes      int64                  `protobuf:"varint,7,opt,name=batch_bytes,json=batchBytes,proto3" json:"batch_bytes,omitempty"`
+	HeartbeatMillis int64                  `protobuf:"varint,8,opt,name=heartbeat_millis,json=heartbeatMillis,proto3" json:"heartbeat_millis,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SourceStart) Reset() {
@@ -1843,6 +1844,13 @@ func (x *SourceStart) GetCredits() int32 {
 func (x *SourceStart) GetBatchBytes() int64 {
 	if x != nil {
 		return x.BatchBytes
+	}
+	return 0
+}
+
+func (x *SourceStart) GetHeartbeatMillis() int64 {
+	if x != nil {
+		return x.HeartbeatMillis
 	}
 	return 0
 }
@@ -1952,6 +1960,7 @@ type SourceResponse struct {
 	//	*SourceResponse_CommitResult
 	//	*SourceResponse_Failed
 	//	*SourceResponse_Stopped
+	//	*SourceResponse_Heartbeat
 	Msg           isSourceResponse_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2039,6 +2048,15 @@ func (x *SourceResponse) GetStopped() *Empty {
 	return nil
 }
 
+func (x *SourceResponse) GetHeartbeat() *Empty {
+	if x != nil {
+		if x, ok := x.Msg.(*SourceResponse_Heartbeat); ok {
+			return x.Heartbeat
+		}
+	}
+	return nil
+}
+
 type isSourceResponse_Msg interface {
 	isSourceResponse_Msg()
 }
@@ -2063,6 +2081,12 @@ type SourceResponse_Stopped struct {
 	Stopped *Empty `protobuf:"bytes,5,opt,name=stopped,proto3,oneof"`
 }
 
+type SourceResponse_Heartbeat struct {
+	// heartbeat says the poll loop is alive although polls returned no
+	// records; sent at most every heartbeat_millis while idle.
+	Heartbeat *Empty `protobuf:"bytes,6,opt,name=heartbeat,proto3,oneof"`
+}
+
 func (*SourceResponse_Started) isSourceResponse_Msg() {}
 
 func (*SourceResponse_Batch) isSourceResponse_Msg() {}
@@ -2072,6 +2096,8 @@ func (*SourceResponse_CommitResult) isSourceResponse_Msg() {}
 func (*SourceResponse_Failed) isSourceResponse_Msg() {}
 
 func (*SourceResponse_Stopped) isSourceResponse_Msg() {}
+
+func (*SourceResponse_Heartbeat) isSourceResponse_Msg() {}
 
 // SourceBatch is (part of) one Poll result. A poll larger than the byte
 // budget is sent as several messages with the same seq; the last has final.
@@ -3183,7 +3209,7 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\x06credit\x18\x02 \x01(\v2\x1a.connectd.plugin.v1.CreditH\x00R\x06credit\x12:\n" +
 	"\x06commit\x18\x03 \x01(\v2 .connectd.plugin.v1.SourceCommitH\x00R\x06commit\x12/\n" +
 	"\x04stop\x18\x04 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\x04stopB\x05\n" +
-	"\x03msg\"\xba\x03\n" +
+	"\x03msg\"\xe5\x03\n" +
 	"\vSourceStart\x12\x1c\n" +
 	"\tconnector\x18\x01 \x01(\tR\tconnector\x12\x12\n" +
 	"\x04task\x18\x02 \x01(\x05R\x04task\x12@\n" +
@@ -3192,7 +3218,8 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\aoffsets\x18\x05 \x03(\v2 .connectd.plugin.v1.SourceOffsetR\aoffsets\x12\x18\n" +
 	"\acredits\x18\x06 \x01(\x05R\acredits\x12\x1f\n" +
 	"\vbatch_bytes\x18\a \x01(\x03R\n" +
-	"batchBytes\x1a8\n" +
+	"batchBytes\x12)\n" +
+	"\x10heartbeat_millis\x18\b \x01(\x03R\x0fheartbeatMillis\x1a8\n" +
 	"\n" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -3204,13 +3231,14 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\x01n\x18\x01 \x01(\x05R\x01n\"Z\n" +
 	"\fSourceCommit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12:\n" +
-	"\aoffsets\x18\x02 \x03(\v2 .connectd.plugin.v1.SourceOffsetR\aoffsets\"\xbc\x02\n" +
+	"\aoffsets\x18\x02 \x03(\v2 .connectd.plugin.v1.SourceOffsetR\aoffsets\"\xf7\x02\n" +
 	"\x0eSourceResponse\x125\n" +
 	"\astarted\x18\x01 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\astarted\x127\n" +
 	"\x05batch\x18\x02 \x01(\v2\x1f.connectd.plugin.v1.SourceBatchH\x00R\x05batch\x12G\n" +
 	"\rcommit_result\x18\x03 \x01(\v2 .connectd.plugin.v1.CommitResultH\x00R\fcommitResult\x123\n" +
 	"\x06failed\x18\x04 \x01(\v2\x19.connectd.plugin.v1.ErrorH\x00R\x06failed\x125\n" +
-	"\astopped\x18\x05 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\astoppedB\x05\n" +
+	"\astopped\x18\x05 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\astopped\x129\n" +
+	"\theartbeat\x18\x06 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\theartbeatB\x05\n" +
 	"\x03msg\"\xbe\x02\n" +
 	"\vSourceBatch\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12:\n" +
@@ -3395,53 +3423,54 @@ var file_plugins_pluginpb_plugin_proto_depIdxs = []int32{
 	32, // 24: connectd.plugin.v1.SourceResponse.commit_result:type_name -> connectd.plugin.v1.CommitResult
 	18, // 25: connectd.plugin.v1.SourceResponse.failed:type_name -> connectd.plugin.v1.Error
 	17, // 26: connectd.plugin.v1.SourceResponse.stopped:type_name -> connectd.plugin.v1.Empty
-	22, // 27: connectd.plugin.v1.SourceBatch.records:type_name -> connectd.plugin.v1.SourceRecord
-	23, // 28: connectd.plugin.v1.SourceBatch.failures:type_name -> connectd.plugin.v1.SourceFailure
-	21, // 29: connectd.plugin.v1.SourceBatch.offsets:type_name -> connectd.plugin.v1.SourceOffset
-	0,  // 30: connectd.plugin.v1.SourceBatch.boundary:type_name -> connectd.plugin.v1.Boundary
-	18, // 31: connectd.plugin.v1.CommitResult.error:type_name -> connectd.plugin.v1.Error
-	34, // 32: connectd.plugin.v1.SinkRequest.start:type_name -> connectd.plugin.v1.SinkStart
-	35, // 33: connectd.plugin.v1.SinkRequest.open:type_name -> connectd.plugin.v1.SinkPartitions
-	35, // 34: connectd.plugin.v1.SinkRequest.close:type_name -> connectd.plugin.v1.SinkPartitions
-	36, // 35: connectd.plugin.v1.SinkRequest.put:type_name -> connectd.plugin.v1.SinkPut
-	37, // 36: connectd.plugin.v1.SinkRequest.flush:type_name -> connectd.plugin.v1.SinkFlush
-	38, // 37: connectd.plugin.v1.SinkRequest.stop:type_name -> connectd.plugin.v1.SinkStop
-	51, // 38: connectd.plugin.v1.SinkStart.props:type_name -> connectd.plugin.v1.SinkStart.PropsEntry
-	52, // 39: connectd.plugin.v1.SinkStart.defaults:type_name -> connectd.plugin.v1.SinkStart.DefaultsEntry
-	24, // 40: connectd.plugin.v1.SinkPartitions.partitions:type_name -> connectd.plugin.v1.TopicPartition
-	20, // 41: connectd.plugin.v1.SinkPut.records:type_name -> connectd.plugin.v1.Record
-	25, // 42: connectd.plugin.v1.SinkFlush.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
-	40, // 43: connectd.plugin.v1.SinkResponse.started:type_name -> connectd.plugin.v1.SinkStarted
-	28, // 44: connectd.plugin.v1.SinkResponse.credit:type_name -> connectd.plugin.v1.Credit
-	42, // 45: connectd.plugin.v1.SinkResponse.result:type_name -> connectd.plugin.v1.SinkResult
-	18, // 46: connectd.plugin.v1.SinkResponse.failed:type_name -> connectd.plugin.v1.Error
-	18, // 47: connectd.plugin.v1.SinkResult.error:type_name -> connectd.plugin.v1.Error
-	41, // 48: connectd.plugin.v1.SinkResult.failures:type_name -> connectd.plugin.v1.SinkFailure
-	25, // 49: connectd.plugin.v1.SinkResult.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
-	53, // 50: connectd.plugin.v1.GatherResponse.families:type_name -> io.prometheus.client.MetricFamily
-	1,  // 51: connectd.plugin.v1.Plugin.Spec:input_type -> connectd.plugin.v1.SpecRequest
-	4,  // 52: connectd.plugin.v1.Plugin.Validate:input_type -> connectd.plugin.v1.ValidateRequest
-	8,  // 53: connectd.plugin.v1.Plugin.StartConnector:input_type -> connectd.plugin.v1.StartConnectorRequest
-	10, // 54: connectd.plugin.v1.Plugin.TaskConfigs:input_type -> connectd.plugin.v1.TaskConfigsRequest
-	13, // 55: connectd.plugin.v1.Plugin.ConnectorEvents:input_type -> connectd.plugin.v1.ConnectorEventsRequest
-	15, // 56: connectd.plugin.v1.Plugin.StopConnector:input_type -> connectd.plugin.v1.StopConnectorRequest
-	26, // 57: connectd.plugin.v1.Plugin.SourceTask:input_type -> connectd.plugin.v1.SourceRequest
-	33, // 58: connectd.plugin.v1.Plugin.SinkTask:input_type -> connectd.plugin.v1.SinkRequest
-	43, // 59: connectd.plugin.v1.Plugin.Gather:input_type -> connectd.plugin.v1.GatherRequest
-	2,  // 60: connectd.plugin.v1.Plugin.Spec:output_type -> connectd.plugin.v1.SpecResponse
-	5,  // 61: connectd.plugin.v1.Plugin.Validate:output_type -> connectd.plugin.v1.ValidateResponse
-	9,  // 62: connectd.plugin.v1.Plugin.StartConnector:output_type -> connectd.plugin.v1.StartConnectorResponse
-	11, // 63: connectd.plugin.v1.Plugin.TaskConfigs:output_type -> connectd.plugin.v1.TaskConfigsResponse
-	14, // 64: connectd.plugin.v1.Plugin.ConnectorEvents:output_type -> connectd.plugin.v1.ConnectorEvent
-	16, // 65: connectd.plugin.v1.Plugin.StopConnector:output_type -> connectd.plugin.v1.StopConnectorResponse
-	30, // 66: connectd.plugin.v1.Plugin.SourceTask:output_type -> connectd.plugin.v1.SourceResponse
-	39, // 67: connectd.plugin.v1.Plugin.SinkTask:output_type -> connectd.plugin.v1.SinkResponse
-	44, // 68: connectd.plugin.v1.Plugin.Gather:output_type -> connectd.plugin.v1.GatherResponse
-	60, // [60:69] is the sub-list for method output_type
-	51, // [51:60] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	17, // 27: connectd.plugin.v1.SourceResponse.heartbeat:type_name -> connectd.plugin.v1.Empty
+	22, // 28: connectd.plugin.v1.SourceBatch.records:type_name -> connectd.plugin.v1.SourceRecord
+	23, // 29: connectd.plugin.v1.SourceBatch.failures:type_name -> connectd.plugin.v1.SourceFailure
+	21, // 30: connectd.plugin.v1.SourceBatch.offsets:type_name -> connectd.plugin.v1.SourceOffset
+	0,  // 31: connectd.plugin.v1.SourceBatch.boundary:type_name -> connectd.plugin.v1.Boundary
+	18, // 32: connectd.plugin.v1.CommitResult.error:type_name -> connectd.plugin.v1.Error
+	34, // 33: connectd.plugin.v1.SinkRequest.start:type_name -> connectd.plugin.v1.SinkStart
+	35, // 34: connectd.plugin.v1.SinkRequest.open:type_name -> connectd.plugin.v1.SinkPartitions
+	35, // 35: connectd.plugin.v1.SinkRequest.close:type_name -> connectd.plugin.v1.SinkPartitions
+	36, // 36: connectd.plugin.v1.SinkRequest.put:type_name -> connectd.plugin.v1.SinkPut
+	37, // 37: connectd.plugin.v1.SinkRequest.flush:type_name -> connectd.plugin.v1.SinkFlush
+	38, // 38: connectd.plugin.v1.SinkRequest.stop:type_name -> connectd.plugin.v1.SinkStop
+	51, // 39: connectd.plugin.v1.SinkStart.props:type_name -> connectd.plugin.v1.SinkStart.PropsEntry
+	52, // 40: connectd.plugin.v1.SinkStart.defaults:type_name -> connectd.plugin.v1.SinkStart.DefaultsEntry
+	24, // 41: connectd.plugin.v1.SinkPartitions.partitions:type_name -> connectd.plugin.v1.TopicPartition
+	20, // 42: connectd.plugin.v1.SinkPut.records:type_name -> connectd.plugin.v1.Record
+	25, // 43: connectd.plugin.v1.SinkFlush.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
+	40, // 44: connectd.plugin.v1.SinkResponse.started:type_name -> connectd.plugin.v1.SinkStarted
+	28, // 45: connectd.plugin.v1.SinkResponse.credit:type_name -> connectd.plugin.v1.Credit
+	42, // 46: connectd.plugin.v1.SinkResponse.result:type_name -> connectd.plugin.v1.SinkResult
+	18, // 47: connectd.plugin.v1.SinkResponse.failed:type_name -> connectd.plugin.v1.Error
+	18, // 48: connectd.plugin.v1.SinkResult.error:type_name -> connectd.plugin.v1.Error
+	41, // 49: connectd.plugin.v1.SinkResult.failures:type_name -> connectd.plugin.v1.SinkFailure
+	25, // 50: connectd.plugin.v1.SinkResult.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
+	53, // 51: connectd.plugin.v1.GatherResponse.families:type_name -> io.prometheus.client.MetricFamily
+	1,  // 52: connectd.plugin.v1.Plugin.Spec:input_type -> connectd.plugin.v1.SpecRequest
+	4,  // 53: connectd.plugin.v1.Plugin.Validate:input_type -> connectd.plugin.v1.ValidateRequest
+	8,  // 54: connectd.plugin.v1.Plugin.StartConnector:input_type -> connectd.plugin.v1.StartConnectorRequest
+	10, // 55: connectd.plugin.v1.Plugin.TaskConfigs:input_type -> connectd.plugin.v1.TaskConfigsRequest
+	13, // 56: connectd.plugin.v1.Plugin.ConnectorEvents:input_type -> connectd.plugin.v1.ConnectorEventsRequest
+	15, // 57: connectd.plugin.v1.Plugin.StopConnector:input_type -> connectd.plugin.v1.StopConnectorRequest
+	26, // 58: connectd.plugin.v1.Plugin.SourceTask:input_type -> connectd.plugin.v1.SourceRequest
+	33, // 59: connectd.plugin.v1.Plugin.SinkTask:input_type -> connectd.plugin.v1.SinkRequest
+	43, // 60: connectd.plugin.v1.Plugin.Gather:input_type -> connectd.plugin.v1.GatherRequest
+	2,  // 61: connectd.plugin.v1.Plugin.Spec:output_type -> connectd.plugin.v1.SpecResponse
+	5,  // 62: connectd.plugin.v1.Plugin.Validate:output_type -> connectd.plugin.v1.ValidateResponse
+	9,  // 63: connectd.plugin.v1.Plugin.StartConnector:output_type -> connectd.plugin.v1.StartConnectorResponse
+	11, // 64: connectd.plugin.v1.Plugin.TaskConfigs:output_type -> connectd.plugin.v1.TaskConfigsResponse
+	14, // 65: connectd.plugin.v1.Plugin.ConnectorEvents:output_type -> connectd.plugin.v1.ConnectorEvent
+	16, // 66: connectd.plugin.v1.Plugin.StopConnector:output_type -> connectd.plugin.v1.StopConnectorResponse
+	30, // 67: connectd.plugin.v1.Plugin.SourceTask:output_type -> connectd.plugin.v1.SourceResponse
+	39, // 68: connectd.plugin.v1.Plugin.SinkTask:output_type -> connectd.plugin.v1.SinkResponse
+	44, // 69: connectd.plugin.v1.Plugin.Gather:output_type -> connectd.plugin.v1.GatherResponse
+	61, // [61:70] is the sub-list for method output_type
+	52, // [52:61] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_plugins_pluginpb_plugin_proto_init() }
@@ -3467,6 +3496,7 @@ func file_plugins_pluginpb_plugin_proto_init() {
 		(*SourceResponse_CommitResult)(nil),
 		(*SourceResponse_Failed)(nil),
 		(*SourceResponse_Stopped)(nil),
+		(*SourceResponse_Heartbeat)(nil),
 	}
 	file_plugins_pluginpb_plugin_proto_msgTypes[32].OneofWrappers = []any{
 		(*SinkRequest_Start)(nil),
