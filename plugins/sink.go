@@ -53,6 +53,30 @@ type sinkRunner struct {
 
 	batches, records, reported prometheus.Counter
 	queued                     prometheus.Gauge
+	heldMax, heldBytesMax      prometheus.Gauge
+
+	heldMu    sync.Mutex
+	held      int // put batches received and not yet answered
+	heldBytes int
+	maxHeld   int
+	maxBytes  int
+}
+
+// hold accounts for a received batch (n > 0) or an answered one (n < 0).
+// The high-water marks show that the host never sends beyond the credits.
+func (r *sinkRunner) hold(n, bytes int) {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	r.held += n
+	r.heldBytes += bytes
+	if r.held > r.maxHeld {
+		r.maxHeld = r.held
+		r.heldMax.Set(float64(r.maxHeld))
+	}
+	if r.heldBytes > r.maxBytes {
+		r.maxBytes = r.heldBytes
+		r.heldBytesMax.Set(float64(r.maxBytes))
+	}
 }
 
 func (r *sinkRunner) send(m *pluginpb.SinkResponse) error {
@@ -71,6 +95,7 @@ func (r *sinkRunner) fail(err error) error {
 type sinkOp struct {
 	req     *pluginpb.SinkRequest
 	records []chain.Raw // put only, reassembled
+	bytes   int
 	id      uint64
 }
 
@@ -83,7 +108,9 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 	r.records = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_sink_put_records_total", Help: "Records received from the host."})
 	r.reported = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_sink_record_failures_total", Help: "Records that failed in a converter, transform or through ReportError."})
 	r.queued = prometheus.NewGauge(prometheus.GaugeOpts{Name: "connectd_plugin_sink_queued_batches", Help: "Put batches received and not yet answered."})
-	r.tctx.reg.MustRegister(r.batches, r.records, r.reported, r.queued)
+	r.heldMax = prometheus.NewGauge(prometheus.GaugeOpts{Name: "connectd_plugin_sink_held_batches_max", Help: "Most put batches held at once (received, not yet answered)."})
+	r.heldBytesMax = prometheus.NewGauge(prometheus.GaugeOpts{Name: "connectd_plugin_sink_held_bytes_max", Help: "Most record bytes held at once in received, unanswered put batches."})
+	r.tctx.wrapped.MustRegister(r.batches, r.records, r.reported, r.queued, r.heldMax, r.heldBytesMax)
 
 	var err error
 	r.chain, err = chain.NewSink(st.GetProps(), chain.Defaults(st.GetDefaults()))
@@ -132,9 +159,10 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 // receive reads requests, reassembles put parts and queues operations.
 func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr chan<- error) {
 	var (
-		putID   uint64
-		putRecs []chain.Raw
-		open    bool
+		putID    uint64
+		putRecs  []chain.Raw
+		putBytes int
+		open     bool
 	)
 	for {
 		m, err := r.stream.Recv()
@@ -151,16 +179,18 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 				return
 			}
 			if !open {
-				open, putID, putRecs = true, p.GetId(), make([]chain.Raw, 0, len(p.GetRecords()))
+				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, len(p.GetRecords())), 0
 			}
 			for _, rec := range p.GetRecords() {
 				putRecs = append(putRecs, wire.RawFromPB(rec))
+				putBytes += len(rec.Key) + len(rec.Value)
 			}
 			if !p.GetFinal() {
 				continue
 			}
 			open = false
-			op.id, op.records = putID, putRecs
+			op.id, op.records, op.bytes = putID, putRecs, putBytes
+			r.hold(1, putBytes)
 		case *pluginpb.SinkRequest_Open:
 			op.id = x.Open.GetId()
 		case *pluginpb.SinkRequest_Close:
@@ -192,6 +222,7 @@ func (r *sinkRunner) handle(ctx context.Context, op sinkOp) (stop bool, err erro
 		r.queued.Inc()
 		res := r.put(ctx, op.id, op.records)
 		r.queued.Dec()
+		r.hold(-1, -op.bytes)
 		if err := r.result(res); err != nil {
 			return false, err
 		}

@@ -98,7 +98,7 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	r.polls = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_polls_total", Help: "Poll calls that returned records."})
 	r.polled = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_polled_records_total", Help: "Records returned by Poll, before transforms."})
 	r.failures = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_chain_failures_total", Help: "Records that failed in a converter or transform."})
-	r.tctx.reg.MustRegister(r.polls, r.polled, r.failures)
+	r.tctx.wrapped.MustRegister(r.polls, r.polled, r.failures)
 
 	offsets, err := offsetSnapshot(st.GetOffsets())
 	if err != nil {

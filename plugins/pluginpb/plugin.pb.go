@@ -1135,6 +1135,7 @@ type Header struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	ValueNull     bool                   `protobuf:"varint,3,opt,name=value_null,json=valueNull,proto3" json:"value_null,omitempty"` // distinguishes null from empty bytes
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1181,6 +1182,13 @@ func (x *Header) GetValue() []byte {
 		return x.Value
 	}
 	return nil
+}
+
+func (x *Header) GetValueNull() bool {
+	if x != nil {
+		return x.ValueNull
+	}
+	return false
 }
 
 // Record is one record as Kafka has it (bytes after converters).
@@ -3162,10 +3170,12 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\x05Error\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x14\n" +
 	"\x05trace\x18\x02 \x01(\tR\x05trace\x12\x1c\n" +
-	"\tretriable\x18\x03 \x01(\bR\tretriable\"0\n" +
+	"\tretriable\x18\x03 \x01(\bR\tretriable\"O\n" +
 	"\x06Header\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value\"\xc3\x02\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\x12\x1d\n" +
+	"\n" +
+	"value_null\x18\x03 \x01(\bR\tvalueNull\"\xc3\x02\n" +
 	"\x06Record\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x16\n" +

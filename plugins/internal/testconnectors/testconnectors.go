@@ -89,7 +89,18 @@ func (Source) Validate(_ context.Context, props map[string]string) []sdk.FieldEr
 	}
 	return errs
 }
-func (Source) Start(context.Context, sdk.ConnectorContext, map[string]string) error { return nil }
+
+// Start raises the events named by the "events" key (reconfigure, error),
+// so tests can see connector events cross the boundary.
+func (Source) Start(_ context.Context, cctx sdk.ConnectorContext, props map[string]string) error {
+	switch props["events"] {
+	case "reconfigure":
+		cctx.RequestTaskReconfiguration()
+	case "error":
+		cctx.RaiseError(fmt.Errorf("test source: deliberate connector error"))
+	}
+	return nil
+}
 func (Source) TaskConfigs(_ context.Context, n int) ([]map[string]string, error) {
 	out := make([]map[string]string, n)
 	for i := range out {
@@ -106,6 +117,7 @@ type sourceTask struct {
 	next, total, batch, size, big int
 	seed                          int64
 	tctx                          sdk.SourceTaskContext
+	staticRecs                    []*sdk.SourceRecord
 }
 
 func atoi(props map[string]string, k string, def int) int {
@@ -147,6 +159,9 @@ func (t *sourceTask) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 		}
 		return nil, nil
 	}
+	if t.mode == "static" {
+		return t.static(), nil
+	}
 	var out []*sdk.SourceRecord
 	for len(out) < t.batch && t.next < t.total {
 		key, value, hs, ts := SourceRecordAt(t.seed, t.size, t.big, t.next)
@@ -166,6 +181,23 @@ func (t *sourceTask) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	}
 	return out, nil
 }
+
+// static returns batch records sharing one value buffer, endlessly: the
+// cheapest possible source, for measuring the boundary alone.
+func (t *sourceTask) static() []*sdk.SourceRecord {
+	if t.staticRecs == nil {
+		value := make([]byte, t.size)
+		recs := make([]sdk.SourceRecord, t.batch)
+		t.staticRecs = make([]*sdk.SourceRecord, t.batch)
+		part := map[string]any{"p": "0"}
+		for i := range recs {
+			recs[i] = sdk.SourceRecord{SourcePartition: part, SourceOffset: map[string]any{"i": i}, Topic: t.topic, Value: value}
+			t.staticRecs[i] = &recs[i]
+		}
+	}
+	return t.staticRecs
+}
+
 func (t *sourceTask) Commit(context.Context, []sdk.SourceOffset) error { return nil }
 func (t *sourceTask) Stop(context.Context) error                       { return nil }
 
@@ -217,11 +249,13 @@ type sinkTask struct {
 
 func (t *sinkTask) Start(_ context.Context, tctx sdk.SinkTaskContext, props map[string]string) error {
 	t.tctx, t.props = tctx, props
-	f, err := os.OpenFile(props[SinkOut], os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
+	if props[SinkOut] != "discard" {
+		f, err := os.OpenFile(props[SinkOut], os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		t.out = f
 	}
-	t.out = f
 	t.sleep = time.Duration(atoi(props, SinkSleep, 0)) * time.Millisecond
 	t.maxIn = prometheus.NewGauge(prometheus.GaugeOpts{Name: "testsink_max_concurrent_puts"})
 	t.puts = prometheus.NewCounter(prometheus.CounterOpts{Name: "testsink_puts_total"})
@@ -251,6 +285,9 @@ func (t *sinkTask) Put(ctx context.Context, recs []*sdk.SinkRecord) error {
 	case "fatal":
 		return fmt.Errorf("test sink: target rejected the batch")
 	}
+	if t.out == nil {
+		return nil // discard: benchmarks measure the boundary, not a file
+	}
 	var buf bytes.Buffer
 	for _, r := range recs {
 		if rej := t.props[SinkReject]; rej != "" {
@@ -268,9 +305,17 @@ func (t *sinkTask) Put(ctx context.Context, recs []*sdk.SinkRecord) error {
 }
 
 func (t *sinkTask) Flush(_ context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	if t.out == nil {
+		return offsets, nil
+	}
 	return offsets, t.out.Sync()
 }
-func (t *sinkTask) Stop(context.Context) error { return t.out.Close() }
+func (t *sinkTask) Stop(context.Context) error {
+	if t.out == nil {
+		return nil
+	}
+	return t.out.Close()
+}
 
 // EncodeRecord writes one record in the test sink's file format.
 func EncodeRecord(w io.Writer, topic string, partition int32, offset int64, key, value []byte, hs []sdk.Header, ts time.Time) {

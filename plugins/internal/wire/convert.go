@@ -76,7 +76,7 @@ func RawToPB(dst *pluginpb.Record, r *chain.Raw) {
 		} else {
 			h = new(pluginpb.Header)
 		}
-		h.Key, h.Value = r.Headers[i].Key, r.Headers[i].Value
+		h.Key, h.Value, h.ValueNull = r.Headers[i].Key, r.Headers[i].Value, r.Headers[i].Value == nil
 		hs = append(hs, h)
 	}
 	*dst = pluginpb.Record{
@@ -108,7 +108,11 @@ func RawFromPB(rec *pluginpb.Record) chain.Raw {
 	if len(rec.Headers) > 0 {
 		r.Headers = make([]sdk.Header, len(rec.Headers))
 		for i, h := range rec.Headers {
-			r.Headers[i] = sdk.Header{Key: h.GetKey(), Value: h.GetValue()}
+			v := h.GetValue()
+			if v == nil && !h.GetValueNull() {
+				v = []byte{}
+			}
+			r.Headers[i] = sdk.Header{Key: h.GetKey(), Value: v}
 		}
 	}
 	if rec.HasTimestamp {
