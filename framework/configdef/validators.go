@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/connectd/connectd/framework/internal/javafmt"
 )
 
 // Number is the set of Go types that numeric keys parse into.
@@ -61,7 +63,7 @@ func numberOf(v any) (float64, int64, bool) {
 
 func numberString(v any) string {
 	if f, ok := v.(float64); ok {
-		return strconv.FormatFloat(f, 'g', -1, 64)
+		return javafmt.FormatDouble(f)
 	}
 	return fmt.Sprint(v)
 }

@@ -11,8 +11,8 @@ import (
 //
 // Supported pattern letters: G y M L d D F E u a H k K h m s S z Z X, with
 // Java's meaning of repetition (MM = zero-padded month, MMM = "Jan", MMMM =
-// "January", yy = two-digit year, and so on), quoted literals ('T') and ”
-// for a single quote. Letters whose output depends on a Java locale's week
+// "January", yy = two-digit year, and so on), quoted literals ('T') and a
+// doubled single quote for a single quote. Letters whose output depends on a Java locale's week
 // rules (Y, w, W) are rejected, as is any other ASCII letter, as Java rejects
 // unknown letters.
 type DateFormat struct {
