@@ -12,12 +12,12 @@ import (
 
 // Names of Kafka Connect's logical types.
 const (
-	DecimalName        = "org.apache.kafka.connect.data.Decimal"
-	DecimalScaleParam  = "scale"
-	DateName           = "org.apache.kafka.connect.data.Date"
-	TimeName           = "org.apache.kafka.connect.data.Time"
-	TimestampName      = "org.apache.kafka.connect.data.Timestamp"
-	millisPerDay int64 = 24 * 60 * 60 * 1000
+	DecimalName             = "org.apache.kafka.connect.data.Decimal"
+	DecimalScaleParam       = "scale"
+	DateName                = "org.apache.kafka.connect.data.Date"
+	TimeName                = "org.apache.kafka.connect.data.Time"
+	TimestampName           = "org.apache.kafka.connect.data.Timestamp"
+	millisPerDay      int64 = 24 * 60 * 60 * 1000
 )
 
 // DecimalSchema starts a Decimal schema: bytes holding the two's-complement
