@@ -132,10 +132,10 @@ func CommonDef(t sdk.Type) *configdef.Def {
 			Group: GroupCommon, OrderInGroup: 7, Width: configdef.WidthShort, DisplayName: "Header converter class"}).
 		Define(configdef.Key{Name: KeyTransforms, Type: configdef.List, Default: "", Validator: configdef.UniqueList("transformation aliases"),
 			Importance: configdef.Low, Documentation: "Aliases for the transformations to be applied to records.",
-			Group:      GroupTransforms, OrderInGroup: 8, Width: configdef.WidthLong, DisplayName: "Transforms"}).
+			Group: GroupTransforms, OrderInGroup: 8, Width: configdef.WidthLong, DisplayName: "Transforms"}).
 		Define(configdef.Key{Name: KeyPredicates, Type: configdef.List, Default: "", Validator: configdef.UniqueList("predicate aliases"),
 			Importance: configdef.Low, Documentation: "Aliases for the predicates used by transformations.",
-			Group:      GroupPredicates, OrderInGroup: 9, Width: configdef.WidthLong, DisplayName: "Predicates"}).
+			Group: GroupPredicates, OrderInGroup: 9, Width: configdef.WidthLong, DisplayName: "Predicates"}).
 		Define(configdef.Key{Name: KeyConfigActionReload, Type: configdef.String, Default: "restart", Validator: configdef.OneOf("none", "restart"),
 			Importance: configdef.Low,
 			Documentation: "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties. " +

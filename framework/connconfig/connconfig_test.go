@@ -33,9 +33,13 @@ func (c *testConnector) Validate(_ context.Context, props map[string]string) []s
 	}
 	return nil
 }
-func (c *testConnector) Start(context.Context, sdk.ConnectorContext, map[string]string) error { return nil }
-func (c *testConnector) TaskConfigs(context.Context, int) ([]map[string]string, error)       { return nil, nil }
-func (c *testConnector) Stop(context.Context) error                                          { return nil }
+func (c *testConnector) Start(context.Context, sdk.ConnectorContext, map[string]string) error {
+	return nil
+}
+func (c *testConnector) TaskConfigs(context.Context, int) ([]map[string]string, error) {
+	return nil, nil
+}
+func (c *testConnector) Stop(context.Context) error { return nil }
 
 func sinkConnector() *testConnector {
 	return &testConnector{spec: sdk.Spec{
