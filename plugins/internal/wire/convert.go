@@ -38,13 +38,16 @@ func KeyInfoFromPB(k *pluginpb.KeyInfo) configdef.KeyInfo {
 func ValidationToPB(r configdef.ValidationResult) *pluginpb.ValidateResponse {
 	out := &pluginpb.ValidateResponse{Name: r.Name, ErrorCount: int32(r.ErrorCount), Groups: r.Groups}
 	for _, c := range r.Configs {
-		out.Configs = append(out.Configs, &pluginpb.ConfigInfo{
-			Definition: KeyInfoToPB(c.Definition),
+		ci := &pluginpb.ConfigInfo{
 			Value: &pluginpb.ConfigValue{
 				Name: c.Value.Name, Value: c.Value.Value, RecommendedValues: c.Value.RecommendedValues,
 				Errors: c.Value.Errors, Visible: c.Value.Visible,
 			},
-		})
+		}
+		if c.Definition != nil { // nil: a value reported on a name no key defines
+			ci.Definition = KeyInfoToPB(*c.Definition)
+		}
+		out.Configs = append(out.Configs, ci)
 	}
 	return out
 }
@@ -54,13 +57,17 @@ func ValidationFromPB(r *pluginpb.ValidateResponse) configdef.ValidationResult {
 	out := configdef.ValidationResult{Name: r.GetName(), ErrorCount: int(r.GetErrorCount()), Groups: r.GetGroups()}
 	for _, c := range r.GetConfigs() {
 		v := c.GetValue()
-		out.Configs = append(out.Configs, configdef.ConfigInfo{
-			Definition: KeyInfoFromPB(c.GetDefinition()),
+		ci := configdef.ConfigInfo{
 			Value: configdef.ConfigValue{
 				Name: v.GetName(), Value: v.Value, RecommendedValues: v.GetRecommendedValues(),
 				Errors: v.GetErrors(), Visible: v.GetVisible(),
 			},
-		})
+		}
+		if c.GetDefinition() != nil {
+			ki := KeyInfoFromPB(c.GetDefinition())
+			ci.Definition = &ki
+		}
+		out.Configs = append(out.Configs, ci)
 	}
 	return out
 }
