@@ -414,7 +414,7 @@ func (r *sourceRunner) tooLargeFailure(rec *host.SourceRecord, err error) *recor
 			"raise producer.override.message.max.bytes (and the topic's max.message.bytes) or make the record smaller: %v",
 			size, len(rec.Key), len(rec.Value), r.maxMessageBytes, err),
 		DLQNote: "the value is omitted from this dead-letter record: it is too large to produce",
-		Topic: rec.Topic, Partition: rec.Partition, Offset: -1,
+		Topic:   rec.Topic, Partition: rec.Partition, Offset: -1,
 		SourcePartition: rec.SourcePartition, SourceOffset: rec.SourceOffset,
 		Key: rec.Key, Headers: rec.Headers, Timestamp: rec.Timestamp,
 	}
