@@ -574,4 +574,3 @@ func TestClusterInProcFencedLeaderStepsDown(t *testing.T) {
 		return err == nil, fmt.Sprint(err)
 	})
 }
-
