@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/confluentinc/confluent-kafka-go/v2 v2.11.1
 	github.com/prometheus/client_golang v1.25.0
+	golang.org/x/crypto v0.57.0
 )
 
 require (
@@ -15,7 +16,6 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240711142825-46eb208f015d // indirect
