@@ -165,7 +165,8 @@ func (h *Herder) Snapshot() string {
 
 func (h *Herder) call(m string) { h.calls[m]++ }
 
-// writable is the leader/rebalance gate of leader-only writes.
+// writable is the leader/rebalance gate of leader-only writes. It runs
+// before existence checks: a follower forwards without knowing the answer.
 func (h *Herder) writable() error {
 	if h.rebalance {
 		return &herder.RebalanceError{Msg: "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change); a rebalance is underway", RetryAfter: 2 * time.Second}
@@ -368,10 +369,10 @@ func (h *Herder) DeleteConnector(_ context.Context, name string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("DeleteConnector")
-	if _, err := h.get(name); err != nil {
+	if err := h.writable(); err != nil {
 		return err
 	}
-	if err := h.writable(); err != nil {
+	if _, err := h.get(name); err != nil {
 		return err
 	}
 	delete(h.conns, name)
@@ -429,11 +430,11 @@ func (h *Herder) RestartConnector(_ context.Context, name string, includeTasks, 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("RestartConnector")
-	c, err := h.get(name)
-	if err != nil {
+	if err := h.writable(); err != nil {
 		return nil, err
 	}
-	if err := h.writable(); err != nil {
+	c, err := h.get(name)
+	if err != nil {
 		return nil, err
 	}
 	if !includeTasks && !onlyFailed {
@@ -461,12 +462,12 @@ func (h *Herder) RestartTask(_ context.Context, id herder.ConnectorTaskID) error
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("RestartTask")
+	if err := h.writable(); err != nil {
+		return err
+	}
 	c, ok := h.conns[id.Connector]
 	if !ok || id.Task >= len(c.tasks) {
 		return &herder.NotFoundError{Msg: fmt.Sprintf("Unknown task: %s", id)}
-	}
-	if err := h.writable(); err != nil {
-		return err
 	}
 	c.tstates[id.Task] = stateFor(c.target)
 	return nil
@@ -476,15 +477,15 @@ func (h *Herder) setTarget(name, target string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("SetTarget")
-	c, err := h.get(name)
-	if err != nil {
-		return err
-	}
 	if h.rebalance {
 		return h.writable()
 	}
-	if target == "STOPPED" && !h.isLeader {
+	if target == "STOPPED" && !h.isLeader { // stop is leader-only; pause/resume are not
 		return &herder.NotLeaderError{LeaderURL: h.leaderURL}
+	}
+	c, err := h.get(name)
+	if err != nil {
+		return err
 	}
 	wasStopped := c.target == "STOPPED"
 	c.target = target
@@ -557,11 +558,11 @@ func (h *Herder) AlterOffsets(_ context.Context, name string, offsets herder.Con
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("AlterOffsets")
-	c, err := h.get(name)
-	if err != nil {
+	if err := h.writable(); err != nil {
 		return "", err
 	}
-	if err := h.writable(); err != nil {
+	c, err := h.get(name)
+	if err != nil {
 		return "", err
 	}
 	if c.target != "STOPPED" {
@@ -592,11 +593,11 @@ func (h *Herder) ResetOffsets(_ context.Context, name string) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("ResetOffsets")
-	c, err := h.get(name)
-	if err != nil {
+	if err := h.writable(); err != nil {
 		return "", err
 	}
-	if err := h.writable(); err != nil {
+	c, err := h.get(name)
+	if err != nil {
 		return "", err
 	}
 	if c.target != "STOPPED" {
@@ -672,10 +673,10 @@ func (h *Herder) PutTaskConfigs(_ context.Context, name string, configs []map[st
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("PutTaskConfigs")
-	if _, err := h.get(name); err != nil {
+	if err := h.writable(); err != nil {
 		return err
 	}
-	if err := h.writable(); err != nil {
+	if _, err := h.get(name); err != nil {
 		return err
 	}
 	h.pushed[name] = configs
@@ -686,10 +687,10 @@ func (h *Herder) FenceZombies(_ context.Context, name string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("FenceZombies")
-	if _, err := h.get(name); err != nil {
+	if err := h.writable(); err != nil {
 		return err
 	}
-	if err := h.writable(); err != nil {
+	if _, err := h.get(name); err != nil {
 		return err
 	}
 	h.fenced = append(h.fenced, name)
