@@ -48,6 +48,8 @@ func rootCommand() *command {
 		children: []*command{
 			versionCommand(),
 			devCommand(),
+			connectorsCommand(),
+			pluginsCommand(),
 		},
 	}
 }

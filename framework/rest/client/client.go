@@ -285,7 +285,9 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 		return res.StatusCode, res.Header, e
 	}
 	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber() // offsets are 64-bit; float64 would round them
+		if err := dec.Decode(out); err != nil {
 			return res.StatusCode, res.Header, fmt.Errorf("decoding the answer of %s %s: %w", method, path, err)
 		}
 	}

@@ -43,9 +43,16 @@ func TestSignVerify(t *testing.T) {
 			r.RequestURI = "/connectors/a%2Fb/tasks?forward=false"
 			return r, body, key, now
 		}, ErrInvalid},
-		{"other method", func(r *http.Request) (*http.Request, []byte, []byte, time.Time) { r.Method = "PUT"; return r, body, key, now }, ErrInvalid},
-		{"too old", func(r *http.Request) (*http.Request, []byte, []byte, time.Time) { return r, body, key, now.Add(MaxSkew + time.Second) }, ErrExpired},
-		{"from the future", func(r *http.Request) (*http.Request, []byte, []byte, time.Time) { return r, body, key, now.Add(-MaxSkew - time.Second) }, ErrExpired},
+		{"other method", func(r *http.Request) (*http.Request, []byte, []byte, time.Time) {
+			r.Method = "PUT"
+			return r, body, key, now
+		}, ErrInvalid},
+		{"too old", func(r *http.Request) (*http.Request, []byte, []byte, time.Time) {
+			return r, body, key, now.Add(MaxSkew + time.Second)
+		}, ErrExpired},
+		{"from the future", func(r *http.Request) (*http.Request, []byte, []byte, time.Time) {
+			return r, body, key, now.Add(-MaxSkew - time.Second)
+		}, ErrExpired},
 		{"no signature", func(r *http.Request) (*http.Request, []byte, []byte, time.Time) {
 			r.Header.Del(HeaderSignature)
 			return r, body, key, now
