@@ -172,7 +172,9 @@ func connectorsCommand() *command {
 	var fileFlag, initial string
 	var includeTasks, onlyFailed bool
 	var task int
-	fileOpt := func(fs *flag.FlagSet) { fs.StringVar(&fileFlag, "f", "", "connector file: JSON (Kafka's {\"name\",\"config\"} or a flat config map) or .properties") }
+	fileOpt := func(fs *flag.FlagSet) {
+		fs.StringVar(&fileFlag, "f", "", "connector file: JSON (Kafka's {\"name\",\"config\"} or a flat config map) or .properties")
+	}
 	return &command{
 		name:    "connectors",
 		summary: "manage connectors through a worker's REST API (Kafka Connect compatible)",
