@@ -31,33 +31,41 @@ func (e *authError) Error() string { return e.msg }
 // PrincipalWorker is the principal of a request signed by another worker.
 const PrincipalWorker = "connectd-worker"
 
-// authenticate decides who sent a request. A request with signature
-// headers must carry a valid one (and is then another worker); internal
-// routes require one; otherwise user credentials are checked when
-// configured.
-func (s *Server) authenticate(r *http.Request, body []byte, rt *route) (string, error) {
-	if signature.Present(r.Header) {
-		key, _, ok := s.h.SessionKey()
-		if !ok {
-			return "", rebalance("This worker has not yet read the inter-worker session key from the config topic (the cluster is starting or a rebalance is underway); retry shortly", DefaultRetryAfter)
-		}
-		switch err := signature.Verify(r, body, key, s.now()); {
-		case err == nil:
-			return PrincipalWorker, nil
-		case errors.Is(err, signature.ErrMissing):
-			return "", &authError{code: http.StatusBadRequest, msg: "Internal request missing required signature"}
-		case errors.Is(err, signature.ErrUnsupportedAlgorithm):
-			return "", &authError{code: http.StatusBadRequest, msg: err.Error()}
-		case errors.Is(err, signature.ErrExpired):
-			return "", &authError{code: http.StatusForbidden, msg: "Internal request signature has expired or has a malformed timestamp (" + signature.HeaderTimestamp + ")"}
-		default:
-			return "", &authError{code: http.StatusForbidden, msg: "Internal request contained invalid signature."}
-		}
+// authenticateWorker checks a request that carries signature headers: it
+// must be validly signed with the session key, and is then another worker.
+func (s *Server) authenticateWorker(r *http.Request, body []byte) (string, error) {
+	key, _, ok := s.h.SessionKey()
+	if !ok {
+		return "", rebalance("This worker has not yet read the inter-worker session key from the config topic (the cluster is starting or a rebalance is underway); retry shortly", DefaultRetryAfter)
 	}
+	switch err := signature.Verify(r, body, key, s.now()); {
+	case err == nil:
+		return PrincipalWorker, nil
+	case errors.Is(err, signature.ErrMissing):
+		return "", &authError{code: http.StatusBadRequest, msg: "Internal request missing required signature"}
+	case errors.Is(err, signature.ErrUnsupportedAlgorithm):
+		return "", &authError{code: http.StatusBadRequest, msg: err.Error()}
+	case errors.Is(err, signature.ErrExpired):
+		return "", &authError{code: http.StatusForbidden, msg: "Internal request signature has expired or has a malformed timestamp (" + signature.HeaderTimestamp + ")"}
+	default:
+		return "", &authError{code: http.StatusForbidden, msg: "Internal request contained invalid signature."}
+	}
+}
+
+// authenticateUser checks an unsigned request: internal routes need a
+// signature; others need user credentials when they are configured.
+func (s *Server) authenticateUser(r *http.Request, rt *route) (string, error) {
 	if rt.internal {
 		return "", &authError{code: http.StatusBadRequest, msg: "Internal request missing required signature"}
 	}
 	return s.auth.user(r)
+}
+
+func (s *Server) writeAuthErr(w http.ResponseWriter, err error) {
+	if ae, ok := err.(*authError); ok && ae.code == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", s.auth.challenge())
+	}
+	writeErr(w, err)
 }
 
 // authenticator checks user credentials: HTTP Basic against bcrypt hashes

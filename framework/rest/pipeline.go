@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/rest/signature"
 )
 
 // levelFor logs failures louder than successes.
@@ -80,20 +81,31 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 			return
 		}
 
+		// Users are authenticated before the body is read, so anonymous
+		// clients cannot make the worker buffer bodies; a signature covers
+		// the body, so signed requests are checked after reading it.
+		signed := signature.Present(r.Header)
+		if !signed {
+			id, err := s.authenticateUser(r, rt)
+			if err != nil {
+				s.writeAuthErr(rw, err)
+				return
+			}
+			principal = id
+		}
 		body, err := readBody(r, s.cfg.MaxRequestBytes)
 		if err != nil {
 			writeErr(rw, err)
 			return
 		}
-		id, err := s.authenticate(r, body, rt)
-		if err != nil {
-			if ae, ok := err.(*authError); ok && ae.code == http.StatusUnauthorized {
-				rw.Header().Set("WWW-Authenticate", s.auth.challenge())
+		if signed {
+			id, err := s.authenticateWorker(r, body)
+			if err != nil {
+				s.writeAuthErr(rw, err)
+				return
 			}
-			writeErr(rw, err)
-			return
+			principal = id
 		}
-		principal = id
 		rq := &request{r: r, params: params, query: r.URL.Query(), body: body}
 		if rt.forward {
 			if _, err := boolParam(rq.query, "forward", false); err != nil {

@@ -33,7 +33,7 @@ const (
 	testToken2   = "tok-digest-only"
 )
 
-func authFiles(t *testing.T) rest.AuthConfig {
+func authFiles(t testing.TB) rest.AuthConfig {
 	t.Helper()
 	dir := t.TempDir()
 	hash, err := bcrypt.GenerateFromPassword([]byte(testPassword), bcrypt.MinCost)
@@ -93,6 +93,8 @@ func TestAuthentication(t *testing.T) {
 	if e.h.Snapshot() != before {
 		t.Fatal("unauthenticated write changed state")
 	}
+	// Anonymous clients are refused before their body is read.
+	e.do("PUT", "/connectors/c/config", strings.Repeat("x", 2<<20)).wantError(t, 401, "authentication required: send HTTP Basic credentials or a bearer token")
 	// Principals appear in the request log; secrets never do.
 	logs := e.logs.String()
 	if !strings.Contains(logs, `"principal":"alice"`) || !strings.Contains(logs, `"principal":"ci"`) {
