@@ -19,7 +19,7 @@ func BenchmarkHandler(b *testing.B) {
 	auth := authFiles(b)
 	for _, bc := range []struct {
 		name, method, path, body, authz string
-		secured                          bool
+		secured                         bool
 	}{
 		{name: "status", method: "GET", path: "/connectors/c/status"},
 		{name: "status_basic_auth", method: "GET", path: "/connectors/c/status", secured: true, authz: basic(testUser, testPassword)},
