@@ -49,6 +49,8 @@ func rootCommand() *command {
 			versionCommand(),
 			devCommand(),
 			pluginCommand(),
+			connectorsCommand(),
+			pluginsCommand(),
 		},
 	}
 }
