@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/plugins/host"
 )
 
 // The tests in this file run several herders in one process against the
@@ -173,7 +175,7 @@ type directClient struct {
 	refused int
 }
 
-func (d *directClient) PutTaskConfigs(ctx context.Context, leaderURL, c string, configs []map[string]string, _ *SessionKey) error {
+func (d *directClient) PutTaskConfigs(ctx context.Context, leaderURL, c string, configs []map[string]string) error {
 	d.mu.Lock()
 	h := d.byURL[leaderURL]
 	d.mu.Unlock()
@@ -208,12 +210,7 @@ func newCluster(t *testing.T, eos bool) *cluster {
 		ExactlyOnceSource:       eos,
 		TopicTracking:           true,
 		TopicTrackingAllowReset: true,
-		TypeOf: func(class string) ConnectorType {
-			if class == "Sink" {
-				return TypeSink
-			}
-			return TypeSource
-		},
+		Plugins:                 manifestCatalog(t),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -226,6 +223,23 @@ func newCluster(t *testing.T, eos bool) *cluster {
 	}
 	t.Cleanup(func() { kafkatest.DeleteTopics(t, cfg.ConfigTopic, cfg.StatusTopic, cfg.OffsetsTopic) })
 	return &cluster{t: t, base: cfg, client: &directClient{byURL: map[string]*Herder{}}}
+}
+
+// manifestCatalog is a real plugin catalog holding manifests (no
+// binaries: recordRuntime runs nothing) for a "Source" and a "Sink" class.
+func manifestCatalog(t *testing.T) *host.Catalog {
+	dir := t.TempDir()
+	for class, typ := range map[string]string{"Source": "source", "Sink": "sink"} {
+		m := fmt.Sprintf(`{"name":%q,"version":"1.0","type":%q,"binary":"x","sha256":"%064d","protocol_versions":[1]}`, class, typ, 0)
+		if err := os.WriteFile(filepath.Join(dir, class+".json"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := host.OpenCatalog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func testLogger(t *testing.T, name string) *slog.Logger {
@@ -266,6 +280,16 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	return h, rt
 }
 
+func (c *cluster) running() int {
+	n := 0
+	for _, h := range c.herders {
+		if h.started.Load() {
+			n++
+		}
+	}
+	return n
+}
+
 func (c *cluster) leader() *Herder {
 	for _, h := range c.herders {
 		if h.IsLeader() {
@@ -280,7 +304,20 @@ func (c *cluster) waitLeader() *Herder {
 	var l *Herder
 	kafkatest.Eventually(c.t, 30*time.Second, func() (bool, string) {
 		l = c.leader()
-		return l != nil, "no leader"
+		if l == nil {
+			return false, "no leader"
+		}
+		// Every worker knows where to forward writes.
+		for _, h := range c.herders {
+			if !h.started.Load() {
+				continue
+			}
+			a := h.configs.Snapshot().Assignment()
+			if a == nil || a.Leader != l.cfg.WorkerURL || len(a.Workers) != c.running() {
+				return false, fmt.Sprintf("%s has assignment %+v", h.cfg.WorkerURL, a)
+			}
+		}
+		return true, ""
 	})
 	return l
 }

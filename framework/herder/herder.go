@@ -66,9 +66,9 @@ type Config struct {
 	// on the worker that runs them (nil: no resolution).
 	Resolver *configprovider.Resolver
 
-	// TypeOf returns the type of a connector class (TypeUnknown when the
-	// class is not installed).
-	TypeOf func(class string) ConnectorType
+	// Plugins is the plugin catalog (plugin.path): connector types and
+	// GET /connector-plugins.
+	Plugins Catalog
 
 	// Version and Commit are reported by GET /.
 	Version, Commit string
@@ -105,10 +105,11 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// LeaderClient sends the internal inter-worker requests to the leader
-// (framework/rest provides the signed HTTP implementation).
+// LeaderClient sends the internal inter-worker requests to the leader,
+// signed with the current session key (the daemon wires
+// framework/rest/client's signed POST /connectors/{c}/tasks).
 type LeaderClient interface {
-	PutTaskConfigs(ctx context.Context, leaderURL, connector string, configs []map[string]string, key *SessionKey) error
+	PutTaskConfigs(ctx context.Context, leaderURL, connector string, configs []map[string]string) error
 }
 
 // Herder runs this worker's part of the cluster. It implements the
@@ -322,17 +323,9 @@ func (h *Herder) sendTaskConfigs(ctx context.Context, name string, configs []map
 	if h.client == nil {
 		return errors.New("no leader client configured to reach the leader")
 	}
-	key := h.configs.Snapshot().SessionKey()
-	if key == nil {
+	if h.configs.Snapshot().SessionKey() == nil {
 		return errors.New("no session key yet to sign the request to the leader")
 	}
-	return h.client.PutTaskConfigs(ctx, nl.LeaderURL, name, configs, key)
+	return h.client.PutTaskConfigs(ctx, nl.LeaderURL, name, configs)
 }
 
-// connectorType looks the connector's class up in the plugin catalog.
-func (h *Herder) connectorType(cfg map[string]string) ConnectorType {
-	if h.cfg.TypeOf == nil {
-		return TypeUnknown
-	}
-	return h.cfg.TypeOf(cfg["connector.class"])
-}
