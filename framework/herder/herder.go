@@ -328,4 +328,3 @@ func (h *Herder) sendTaskConfigs(ctx context.Context, name string, configs []map
 	}
 	return h.client.PutTaskConfigs(ctx, nl.LeaderURL, name, configs)
 }
-
