@@ -257,7 +257,7 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	cfg.WorkerURL = fmt.Sprintf("http://127.0.0.1:%d", 18000+i)
 	cfg.Logger = testLogger(c.t, strconv.Itoa(i))
 	rt := newRecordRuntime()
-	h, err := New(cfg, rt, c.client)
+	h, err := New(cfg, c.client)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	c.client.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := h.Start(ctx); err != nil {
+	if err := h.Start(ctx, rt); err != nil {
 		c.t.Fatal(err)
 	}
 	c.t.Cleanup(func() {

@@ -139,17 +139,15 @@ type Herder struct {
 	localEnd chan struct{}
 }
 
-// New builds a herder; it does no I/O until Start. rt runs the work;
-// client reaches the leader from other workers.
-func New(cfg Config, rt Runtime, client LeaderClient) (*Herder, error) {
+// New builds a herder; it does no I/O until Start. client reaches the
+// leader from other workers. The herder is the runtime's StatusListener,
+// so it exists before the runtime, which Start receives.
+func New(cfg Config, client LeaderClient) (*Herder, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if rt == nil {
-		return nil, errors.New("herder: a runtime is required")
-	}
-	h := &Herder{cfg: cfg, log: cfg.Logger, rt: rt, client: client}
+	h := &Herder{cfg: cfg, log: cfg.Logger, client: client}
 	h.setStage("the herder has not started")
 	return h, nil
 }
@@ -179,9 +177,13 @@ func WorkerID(workerURL string) string {
 func (h *Herder) setStage(s string) { h.stage.Store(&s) }
 
 // Start connects to Kafka, reads the config and status topics, joins the
-// cluster and starts applying assignments. It returns once the worker is a
-// member of the group; work starts when the leader assigns it.
-func (h *Herder) Start(ctx context.Context) error {
+// cluster and starts applying assignments to rt. It returns once the
+// worker is a member of the group; work starts when the leader assigns it.
+func (h *Herder) Start(ctx context.Context, rt Runtime) error {
+	if rt == nil {
+		return errors.New("herder: a runtime is required")
+	}
+	h.rt = rt
 	if h.cfg.WorkerURL == "" {
 		return errors.New("herder: the worker URL is not set")
 	}
