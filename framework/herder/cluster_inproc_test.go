@@ -104,11 +104,19 @@ func (r *recordRuntime) StartTask(_ context.Context, id TaskID, _, taskProps map
 }
 
 func (r *recordRuntime) StopTasks(_ context.Context, ids []TaskID) error {
+	var stopped []TaskID
 	r.mu.Lock()
 	for _, id := range ids {
+		if _, ok := r.tasks[id]; ok {
+			stopped = append(stopped, id)
+		}
 		delete(r.tasks, id)
 	}
 	r.mu.Unlock()
+	// Like framework/worker: a stopped task reports UNASSIGNED.
+	for _, id := range stopped {
+		r.h.TaskState(id, StateUnassigned, "")
+	}
 	return nil
 }
 
