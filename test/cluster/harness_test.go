@@ -421,13 +421,14 @@ func (c *cluster) byURL(url string) *workerProc {
 	return nil
 }
 
-// consumeCount counts the records of topic visible to a read_committed
-// consumer.
+// consumeCount counts the records of topic a read_committed consumer sees
+// up to the partitions' ends as of the call (the connector keeps
+// producing).
 func consumeCount(t *testing.T, bootstrap, topic string) int {
 	t.Helper()
 	cons, err := kafka.NewConsumer(&kafka.ConfigMap{
 		"bootstrap.servers": bootstrap, "group.id": "count-" + topic, "isolation.level": "read_committed",
-		"enable.auto.commit": false, "auto.offset.reset": "earliest",
+		"enable.auto.commit": false, "auto.offset.reset": "earliest", "enable.partition.eof": true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -438,20 +439,40 @@ func consumeCount(t *testing.T, bootstrap, topic string) int {
 		t.Fatal(err)
 	}
 	var tps []kafka.TopicPartition
+	ends := map[int32]int64{}
 	for _, p := range md.Topics[topic].Partitions {
-		tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: p.ID, Offset: kafka.OffsetBeginning})
+		_, hi, err := cons.QueryWatermarkOffsets(topic, p.ID, 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hi > 0 {
+			ends[p.ID] = hi
+			tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: p.ID, Offset: kafka.OffsetBeginning})
+		}
+	}
+	if len(tps) == 0 {
+		return 0
 	}
 	if err := cons.Assign(tps); err != nil {
 		t.Fatal(err)
 	}
-	n, idle := 0, 0
-	for idle < 10 {
-		switch cons.Poll(100).(type) {
+	n := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for len(ends) > 0 && time.Now().Before(deadline) {
+		switch e := cons.Poll(100).(type) {
 		case *kafka.Message:
-			n++
-			idle = 0
-		default:
-			idle++
+			if end, ok := ends[e.TopicPartition.Partition]; ok {
+				if int64(e.TopicPartition.Offset) < end {
+					n++
+				}
+				if int64(e.TopicPartition.Offset)+1 >= end {
+					delete(ends, e.TopicPartition.Partition)
+				}
+			}
+		case kafka.PartitionEOF:
+			if end, ok := ends[e.Partition]; ok && int64(e.Offset) >= end {
+				delete(ends, e.Partition)
+			}
 		}
 	}
 	return n
