@@ -178,9 +178,8 @@ func (r *recordRuntime) running() map[TaskID]bool {
 // directClient hands task configs to the leader's herder in-process, in
 // place of the signed HTTP call.
 type directClient struct {
-	mu      sync.Mutex
-	byURL   map[string]*Herder
-	refused int
+	mu    sync.Mutex
+	byURL map[string]*Herder
 }
 
 func (d *directClient) PutTaskConfigs(ctx context.Context, leaderURL, c string, configs []map[string]string) error {

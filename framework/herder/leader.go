@@ -38,9 +38,9 @@ type leader struct {
 	// pendingSince: when the leader first saw each exactly-once
 	// connector's task generation waiting to be fenced.
 	pendingSince map[string]time.Time
-	members    []string
-	membersAt  time.Time
-	membersEp  int64
+	members      []string
+	membersAt    time.Time
+	membersEp    int64
 
 	active atomic.Bool
 	// wake is signalled when a leader-side request changed something the
@@ -60,13 +60,13 @@ type revocation struct {
 
 func newLeader(h *Herder) *leader {
 	return &leader{
-		h:          h,
-		log:        h.log.With("component", "leader"),
-		fencedAt:   -1,
+		h:            h,
+		log:          h.log.With("component", "leader"),
+		fencedAt:     -1,
 		revoking:     map[item]revocation{},
 		departedAt:   map[string]time.Time{},
 		pendingSince: map[string]time.Time{},
-		wake:       make(chan struct{}, 1),
+		wake:         make(chan struct{}, 1),
 	}
 }
 

@@ -39,7 +39,6 @@ type local struct {
 	mu     sync.Mutex
 	reconf map[string]chan struct{}
 
-	wake  chan struct{}
 	pings chan chan struct{}
 	calls chan loopCall
 	loops sync.WaitGroup
@@ -71,19 +70,11 @@ func newLocal(h *Herder) *local {
 		targets:     map[string]TargetState{},
 		restartSeen: map[string]int64{},
 		reconf:      map[string]chan struct{}{},
-		wake:        make(chan struct{}, 1),
 		pings:       make(chan chan struct{}),
 		calls:       make(chan loopCall),
 	}
 	l.mine.Store(&WorkerAssignment{})
 	return l
-}
-
-func (l *local) poke() {
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
 }
 
 // run applies assignments until ctx ends, then stops everything this
@@ -101,7 +92,6 @@ func (l *local) run(ctx context.Context, initial *Snapshot) {
 		select {
 		case <-ctx.Done():
 		case <-ch:
-		case <-l.wake:
 		case <-resync.C:
 		case p := <-l.pings:
 			close(p)

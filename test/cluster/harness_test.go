@@ -316,15 +316,6 @@ func (w *workerProc) taskStarts(connector string) map[int]int {
 	return out
 }
 
-func (c *cluster) worker(id string) *workerProc {
-	for _, w := range c.workers {
-		if herder.WorkerID(w.url) == id {
-			return w
-		}
-	}
-	return nil
-}
-
 func (c *cluster) logs() string {
 	var b strings.Builder
 	for _, w := range c.workers {
