@@ -412,10 +412,26 @@ func (c *cluster) byURL(url string) *workerProc {
 	return nil
 }
 
-// consumeCount counts the records of topic a read_committed consumer sees
-// up to the partitions' ends as of the call (the connector keeps
-// producing).
-func consumeCount(t *testing.T, bootstrap, topic string) int {
+// counterSeqs reads every committed datagen counter record of topic and
+// counts each sequence number.
+func counterSeqs(t *testing.T, bootstrap, topic string) map[int64]int {
+	t.Helper()
+	out := map[int64]int{}
+	eachRecord(t, bootstrap, topic, func(m *kafka.Message) {
+		var v struct {
+			Seq *int64 `json:"seq"`
+		}
+		if err := json.Unmarshal(m.Value, &v); err != nil || v.Seq == nil {
+			t.Fatalf("record %s: not a counter record: %v", m.Value, err)
+		}
+		out[*v.Seq]++
+	})
+	return out
+}
+
+// eachRecord calls fn for every record of topic a read_committed consumer
+// sees up to the partitions' ends as of the call.
+func eachRecord(t *testing.T, bootstrap, topic string, fn func(*kafka.Message)) {
 	t.Helper()
 	cons, err := kafka.NewConsumer(&kafka.ConfigMap{
 		"bootstrap.servers": bootstrap, "group.id": "count-" + topic, "isolation.level": "read_committed",
@@ -442,19 +458,18 @@ func consumeCount(t *testing.T, bootstrap, topic string) int {
 		}
 	}
 	if len(tps) == 0 {
-		return 0
+		return
 	}
 	if err := cons.Assign(tps); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
 	deadline := time.Now().Add(60 * time.Second)
 	for len(ends) > 0 && time.Now().Before(deadline) {
 		switch e := cons.Poll(100).(type) {
 		case *kafka.Message:
 			if end, ok := ends[e.TopicPartition.Partition]; ok {
 				if int64(e.TopicPartition.Offset) < end {
-					n++
+					fn(e)
 				}
 				if int64(e.TopicPartition.Offset)+1 >= end {
 					delete(ends, e.TopicPartition.Partition)
@@ -466,7 +481,9 @@ func consumeCount(t *testing.T, bootstrap, topic string) int {
 			}
 		}
 	}
-	return n
+	if len(ends) > 0 {
+		t.Fatalf("topic %s not read to its end within 60 s", topic)
+	}
 }
 
 func execWorker(ctx context.Context, bin, path string) (string, error) {
