@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
@@ -435,5 +437,170 @@ func TestBadWorkerProperties(t *testing.T) {
 			t.Fatalf("no warning naming the key\n%s", w.logTail(30))
 		}
 		w.kill()
+	})
+}
+
+// Config-provider placeholders stay in the stored configs and task configs
+// (reverse-transformed) and are resolved only by the worker that runs the
+// connector; the lifecycle operations (pause, resume, stop, offsets,
+// restart, delete) work through any worker.
+func TestSecretsAndLifecycle(t *testing.T) {
+	c := newCluster(t, nil)
+	w1, w2 := c.start(), c.start()
+	ctx := ctxT(t, 5*time.Minute)
+	out := kafkatest.Topic(t, kafkatest.Partitions(2))
+	const secret = "s3cr3t-Value-9f2a1c"
+	secrets := filepath.Join(c.dir, "secrets.properties")
+	if err := os.WriteFile(secrets, []byte("topic="+out+"\npassword="+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := datagenConfig("${file:"+secrets+":topic}", 2)
+	cfg["datagen.secret"] = "${file:" + secrets + ":password}"
+	cfg["value.converter"] = "org.apache.kafka.connect.json.JsonConverter"
+	cfg["value.converter.schemas.enable"] = "false"
+
+	res, err := w2.client().Validate(ctx, "DatagenSource", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(fmt.Sprint(res), secret) {
+		t.Fatalf("validate answer contains the resolved secret: %+v", res)
+	}
+	if _, err := w2.client().Create(ctx, "sec", cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, 60*time.Second, func() (bool, string) {
+		p, why := placement(ctx, w1, "sec", 2)
+		return p != nil, why
+	})
+	// Stored with placeholders, tasks too.
+	stored, err := w1.client().Config(ctx, "sec")
+	if err != nil || stored["datagen.secret"] != cfg["datagen.secret"] || stored["kafka.topic"] != cfg["kafka.topic"] {
+		t.Fatalf("stored config %v %v", stored, err)
+	}
+	tasks, err := w1.client().Tasks(ctx, "sec")
+	if err != nil || len(tasks) != 2 {
+		t.Fatalf("tasks %v %v", tasks, err)
+	}
+	for _, ti := range tasks {
+		// datagen copies the connector config into its task configs: the
+		// copies were turned back into placeholders before being stored.
+		if ti.Config["datagen.secret"] != cfg["datagen.secret"] || ti.Config["kafka.topic"] != cfg["kafka.topic"] {
+			t.Errorf("task %d config lost its placeholders: %v", ti.ID.Task, ti.Config)
+		}
+		for k, v := range ti.Config {
+			if strings.Contains(v, secret) || (k == "kafka.topic" && v == out) {
+				t.Errorf("task %d config %s holds a resolved value %q", ti.ID.Task, k, v)
+			}
+		}
+	}
+	// Resolved on the worker: the records land in the resolved topic.
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+		n := len(counterSeqs(t, c.bootstrap, out))
+		return n > 10, fmt.Sprintf("%d records in %s", n, out)
+	})
+	// The secret is nowhere in the config topic or the logs.
+	eachRecord(t, c.bootstrap, c.topics[0], func(m *kafka.Message) {
+		if strings.Contains(string(m.Value), secret) {
+			t.Errorf("config topic record %s holds the resolved secret", m.Key)
+		}
+	})
+	for _, w := range c.workers {
+		if strings.Contains(w.log(), secret) {
+			t.Errorf("%s logged the resolved secret", w.name)
+		}
+	}
+
+	states := func(w *workerProc) (string, []string) {
+		st, err := w.client().Status(ctx, "sec")
+		if err != nil {
+			return err.Error(), nil
+		}
+		var ts []string
+		for _, x := range st.Tasks {
+			ts = append(ts, x.State)
+		}
+		return st.Connector.State, ts
+	}
+	waitStates := func(conn string, task string, n int) {
+		t.Helper()
+		kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+			cs, ts := states(w2)
+			if cs != conn || len(ts) != n {
+				return false, fmt.Sprintf("%s %v", cs, ts)
+			}
+			for _, s := range ts {
+				if s != task {
+					return false, fmt.Sprintf("%s %v", cs, ts)
+				}
+			}
+			return true, ""
+		})
+	}
+	if err := w1.client().Pause(ctx, "sec"); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("PAUSED", "PAUSED", 2)
+	if err := w2.client().Resume(ctx, "sec"); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("RUNNING", "RUNNING", 2)
+
+	// Offsets can only change while the connector is STOPPED.
+	patch := herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{{Partition: map[string]any{"task": 0}, Offset: map[string]any{"seq": 100000}}}}
+	if _, err := w1.client().AlterOffsets(ctx, "sec", patch); err == nil || !strings.Contains(err.Error(), "STOPPED") {
+		t.Fatalf("alter offsets while running: %v", err)
+	}
+	if err := w1.client().Stop(ctx, "sec"); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("STOPPED", "", 0)
+	offs, err := w2.client().Offsets(ctx, "sec")
+	if err != nil || len(offs.Offsets) != 2 {
+		t.Fatalf("offsets of the stopped connector: %+v %v", offs, err)
+	}
+	msg, err := w2.client().AlterOffsets(ctx, "sec", patch)
+	if err != nil || !strings.Contains(msg, "altered successfully") {
+		t.Fatalf("alter offsets: %q %v", msg, err)
+	}
+	if err := w2.client().Resume(ctx, "sec"); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("RUNNING", "RUNNING", 2)
+	// Task 0 resumes after the altered offset: datagen's next sequence
+	// number is the committed one plus the task count.
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+		return counterSeqs(t, c.bootstrap, out)[100002] == 1, "no record with seq 100002 yet"
+	})
+
+	// Reset: stop, delete offsets, nothing left.
+	if err := w2.client().Stop(ctx, "sec"); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("STOPPED", "", 0)
+	if msg, err := w1.client().ResetOffsets(ctx, "sec"); err != nil || !strings.Contains(msg, "reset successfully") {
+		t.Fatalf("reset offsets: %q %v", msg, err)
+	}
+	if offs, err := w1.client().Offsets(ctx, "sec"); err != nil || len(offs.Offsets) != 0 {
+		t.Fatalf("offsets after reset: %+v %v", offs, err)
+	}
+	if err := w1.client().Resume(ctx, "sec"); err != nil {
+		t.Fatal(err)
+	}
+	waitStates("RUNNING", "RUNNING", 2)
+
+	// Restart with tasks: the answer plans every task's restart.
+	plan, err := w1.client().Restart(ctx, "sec", true, false)
+	if err != nil || plan == nil || plan.Connector.State != "RESTARTING" || len(plan.Tasks) != 2 {
+		t.Fatalf("restart plan %+v %v", plan, err)
+	}
+	waitStates("RUNNING", "RUNNING", 2)
+
+	if err := w1.client().Delete(ctx, "sec"); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+		_, err := w2.client().Status(ctx, "sec")
+		return err != nil && strings.Contains(err.Error(), "404"), fmt.Sprint(err)
 	})
 }
