@@ -306,7 +306,7 @@ func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string)
 		l.h.statuses.putConnector(name, l.status(StateFailed, err.Error()))
 		return
 	}
-	l.log.Info("starting connector", "connector", name, "target", target)
+	l.log.Info("starting connector", "connector", name, "target", target, "generation", l.gen.Load())
 	onReconfigure := func(string) { l.requestTaskConfigs(name) }
 	if err := l.h.rt.StartConnector(ctx, name, resolved, RuntimeTarget(target), onReconfigure); err != nil {
 		l.log.Error("starting the connector failed", "connector", name, "err", err)
@@ -435,7 +435,7 @@ func (l *local) startTask(ctx context.Context, snap *Snapshot, id ConnectorTaskI
 		var task map[string]string
 		task, err = l.h.resolve(rawTask)
 		if err == nil {
-			l.log.Info("starting task", "connector", id.Connector, "task", id.Task, "target", target)
+			l.log.Info("starting task", "connector", id.Connector, "task", id.Task, "target", target, "generation", l.gen.Load())
 			if err = l.h.rt.StartTask(ctx, toRuntimeID(id), conn, task, RuntimeTarget(target)); err == nil {
 				return
 			}
