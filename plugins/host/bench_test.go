@@ -93,7 +93,7 @@ func cpuOf(pid int) time.Duration {
 func benchSinkPlugin(b *testing.B, batch, size int) {
 	env := plugintest.Install(b, build(b, "sink"), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
 	p := env.Launch(b)
-	task, err := p.StartSinkTask(context.Background(), host.SinkTaskStart{Connector: "bench", Props: sinkConfig("discard")})
+	task, err := p.StartSinkTask(context.Background(), host.SinkTaskStart{Connector: "bench", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig("discard")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func (benchTaskContext) Transactions() sdk.TransactionContext { return nil }
 // the chain per record, then the task's Put.
 func benchSinkInProc(b *testing.B, batch, size int) {
 	ctx := context.Background()
-	ch, err := chain.NewSink(map[string]string{}, nil)
+	ch, err := chain.NewSink(map[string]string{}, chain.ByteArrayDefaults())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func benchSourcePlugin(b *testing.B, batch, size int) {
 	env := plugintest.Install(b, build(b, "source"), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
 	p := env.Launch(b)
 	ctx := context.Background()
-	task, err := p.StartSourceTask(ctx, host.SourceTaskStart{Connector: "bench", Props: sourceProps(batch, size), Credits: 4})
+	task, err := p.StartSourceTask(ctx, host.SourceTaskStart{Connector: "bench", Defaults: chain.ByteArrayDefaults(), Props: sourceProps(batch, size), Credits: 4})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func benchSourcePlugin(b *testing.B, batch, size int) {
 // boundary: Poll, JSON source partition/offset, the chain per record.
 func benchSourceInProc(b *testing.B, batch, size int) {
 	ctx := context.Background()
-	ch, err := chain.NewSource(map[string]string{}, nil)
+	ch, err := chain.NewSource(map[string]string{}, chain.ByteArrayDefaults())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -37,8 +37,12 @@ func KeyInfoFromPB(k *pluginpb.KeyInfo) configdef.KeyInfo {
 func ValidationToPB(r configdef.ValidationResult) *pluginpb.ValidateResponse {
 	out := &pluginpb.ValidateResponse{Name: r.Name, ErrorCount: int32(r.ErrorCount), Groups: r.Groups}
 	for _, c := range r.Configs {
+		var def *pluginpb.KeyInfo
+		if c.Definition != nil {
+			def = KeyInfoToPB(*c.Definition)
+		}
 		out.Configs = append(out.Configs, &pluginpb.ConfigInfo{
-			Definition: KeyInfoToPB(c.Definition),
+			Definition: def,
 			Value: &pluginpb.ConfigValue{
 				Name: c.Value.Name, Value: c.Value.Value, RecommendedValues: c.Value.RecommendedValues,
 				Errors: c.Value.Errors, Visible: c.Value.Visible,
@@ -53,8 +57,13 @@ func ValidationFromPB(r *pluginpb.ValidateResponse) configdef.ValidationResult {
 	out := configdef.ValidationResult{Name: r.GetName(), ErrorCount: int(r.GetErrorCount()), Groups: r.GetGroups()}
 	for _, c := range r.GetConfigs() {
 		v := c.GetValue()
+		var def *configdef.KeyInfo
+		if c.GetDefinition() != nil {
+			k := KeyInfoFromPB(c.GetDefinition())
+			def = &k
+		}
 		out.Configs = append(out.Configs, configdef.ConfigInfo{
-			Definition: KeyInfoFromPB(c.GetDefinition()),
+			Definition: def,
 			Value: configdef.ConfigValue{
 				Name: v.GetName(), Value: v.Value, RecommendedValues: v.GetRecommendedValues(),
 				Errors: v.GetErrors(), Visible: v.GetVisible(),
