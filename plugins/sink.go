@@ -179,6 +179,10 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 				recvErr <- fmt.Errorf("protocol error: put %d started before put %d was complete", p.GetId(), putID)
 				return
 			}
+			if p.GetCount() < 0 || int(p.GetCount()) > len(p.GetRecords()) {
+				recvErr <- fmt.Errorf("protocol error: put %d claims %d records in %d bytes", p.GetId(), p.GetCount(), len(p.GetRecords()))
+				return
+			}
 			if !open {
 				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, p.GetCount()), 0
 			}
