@@ -604,3 +604,22 @@ func TestCatalog(t *testing.T) {
 		t.Fatal("installed a missing file")
 	}
 }
+
+func TestPollErrorFailsTask(t *testing.T) {
+	_, p := launch(t, "source", host.LaunchOptions{})
+	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "mode": "fail-poll"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = task.Next(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), "deliberate Poll failure") || errors.Is(err, host.ErrPluginExited) {
+		t.Fatalf("Next: %v", err)
+	}
+	if err := task.Stop(ctxT(t)); err == nil {
+		t.Fatal("Stop of a failed task reported success")
+	}
+	// The process is fine: a new task starts.
+	if err := p.Ping(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+}
