@@ -13,8 +13,8 @@ import (
 func TestPackedRoundTrip(t *testing.T) {
 	recs := []chain.Raw{
 		{Topic: "a", Partition: 3, Offset: 42, Key: []byte("k"), Value: []byte("v"), Timestamp: time.Unix(0, 1_700_000_000_123_456_789)},
-		{Topic: "a", Partition: sdk.AnyPartition, Key: nil, Value: nil},                      // nulls
-		{Topic: "b", Key: []byte{}, Value: []byte{}},                                         // empties
+		{Topic: "a", Partition: sdk.AnyPartition, Key: nil, Value: nil}, // nulls
+		{Topic: "b", Key: []byte{}, Value: []byte{}},                    // empties
 		{Topic: "é", Headers: []sdk.Header{{Key: "h", Value: nil}, {Key: "e", Value: []byte{}}, {Key: "x", Value: []byte{1, 2}}}},
 		{Topic: "big", Value: bytes.Repeat([]byte{7}, 1<<20), Offset: -1},
 	}
