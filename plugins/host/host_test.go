@@ -399,8 +399,23 @@ func TestTamperedBinaryRefused(t *testing.T) {
 func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	env := plugintest.Install(t, build(t, "source"), host.LaunchOptions{})
 	mj, _ := json.Marshal(env.Manifest)
+	t.Run("launched by the host", func(t *testing.T) {
+		// Pdeathsig and the plugin's watchdog both apply.
+		killHostAndAwaitPlugin(t, envHostHelper+"=1", "CONNECTD_TEST_MANIFEST="+string(mj), "CONNECTD_TEST_MANIFEST_DIR="+env.Manifest.Dir)
+	})
+	t.Run("watchdog alone", func(t *testing.T) {
+		// Started without Pdeathsig: only plugins.Serve's parent watchdog
+		// can end the plugin.
+		killHostAndAwaitPlugin(t, envHostHelper+"=1", "CONNECTD_TEST_RAW_PLUGIN="+env.Manifest.Path())
+	})
+}
+
+// killHostAndAwaitPlugin runs this test binary as a small host with extra
+// env, reads the plugin pid it prints, SIGKILLs the host and waits for the
+// plugin to disappear.
+func killHostAndAwaitPlugin(t *testing.T, extraEnv ...string) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envHostHelper+"=1", "CONNECTD_TEST_MANIFEST="+string(mj), "CONNECTD_TEST_MANIFEST_DIR="+env.Manifest.Dir)
+	cmd.Env = append(os.Environ(), extraEnv...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -419,6 +434,7 @@ func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	if err != nil || !plugintest.PidAlive(pid) {
 		t.Fatalf("helper printed %q (%v); plugin alive: %v", line[:n], err, plugintest.PidAlive(pid))
 	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
