@@ -363,7 +363,7 @@ func TestSetNameMismatch(t *testing.T) {
 // client's void-time conversion (against its own clock) stays meaningful.
 type fakeClock struct{ offset atomic.Int64 }
 
-func (f *fakeClock) Now() time.Time            { return time.Now().Add(time.Duration(f.offset.Load())) }
+func (f *fakeClock) Now() time.Time          { return time.Now().Add(time.Duration(f.offset.Load())) }
 func (f *fakeClock) Advance(d time.Duration) { f.offset.Add(int64(d)) }
 
 func ttlServer(t *testing.T, ns ...aerofake.NamespaceConfig) (*aerofake.Server, *as.Client, *fakeClock) {

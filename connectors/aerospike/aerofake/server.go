@@ -86,6 +86,7 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
 	closed bool
+	done   chan struct{} // closed by Close; interrupts injected delays
 	wg     sync.WaitGroup
 }
 
@@ -142,6 +143,7 @@ func newServer(cfg Config) (*Server, error) {
 		node:       cfg.NodeName,
 		log:        cfg.Logger.With("component", "aerofake"),
 		conns:      make(map[*conn]struct{}),
+		done:       make(chan struct{}),
 	}
 	for _, nc := range cfg.Namespaces {
 		if err := validateNamespace(nc); err != nil {
@@ -189,6 +191,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.done)
 	var err error
 	if s.ln != nil {
 		err = s.ln.Close()
@@ -484,7 +487,13 @@ func (c *conn) applyBefore(act *faultAction) error {
 		if err := c.w.Flush(); err != nil {
 			return err
 		}
-		time.Sleep(act.delay)
+		timer := time.NewTimer(act.delay)
+		select {
+		case <-timer.C:
+		case <-c.s.done:
+			timer.Stop()
+			return net.ErrClosed
+		}
 	}
 	if act.drop && !act.afterApply {
 		return errDropped
