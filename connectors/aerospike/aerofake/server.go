@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -248,6 +249,20 @@ func (s *Server) acceptLoop() {
 		s.stats.connectionsOpened.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer func() {
+				// Defence in depth for the long-running CLI server: a bug must
+				// cost one connection, not the process. Tests and the fuzz
+				// target fail on any recorded panic.
+				if p := recover(); p != nil {
+					s.stats.panics.Add(1)
+					s.log.Error("connection handler panicked", "panic", p, "stack", string(debug.Stack()))
+					_ = nc.Close()
+					s.mu.Lock()
+					delete(s.conns, c)
+					s.mu.Unlock()
+					s.stats.connectionsClosed.Add(1)
+				}
+			}()
 			err := c.serve()
 			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errDropped) {
 				s.log.Debug("connection closed", "remote", nc.RemoteAddr().String(), "err", err)
