@@ -58,7 +58,10 @@ type mapEntry struct {
 // until encode copies them into a new bin.
 type cdtMap struct {
 	flags   byte
-	entries []mapEntry
+	entries []mapEntry // in key order when the map is K-ordered
+	// idx locates keys of a large unordered map; nil until first needed and
+	// after any change that moves entries.
+	idx map[mapKey]int
 }
 
 func (m *cdtMap) ordered() bool { return m.flags&mapOrderKey != 0 }
@@ -71,6 +74,10 @@ func decodeMap(b []byte) (*cdtMap, error) {
 		return nil, err
 	}
 	m := &cdtMap{entries: make([]mapEntry, 0, min(count, 64))}
+	var seen map[mapKey]struct{}
+	if count > smallMap {
+		seen = make(map[mapKey]struct{}, min(count, 1<<16))
+	}
 	for i := 0; i < count; i++ {
 		kn, err := mpSkip(b[off:])
 		if err != nil {
@@ -92,7 +99,12 @@ func decodeMap(b []byte) (*cdtMap, error) {
 		if err != nil || n != len(kraw) {
 			return nil, malformed("bad map key")
 		}
-		if m.find(k) >= 0 {
+		if seen != nil {
+			if _, dup := seen[k]; dup {
+				return nil, malformed("duplicate map key")
+			}
+			seen[k] = struct{}{}
+		} else if m.scan(k) >= 0 {
 			return nil, malformed("duplicate map key")
 		}
 		m.entries = append(m.entries, mapEntry{key: k, kraw: kraw, vraw: vraw})
@@ -106,25 +118,89 @@ func decodeMap(b []byte) (*cdtMap, error) {
 	return m, nil
 }
 
-func (m *cdtMap) sort() {
-	slices.SortFunc(m.entries, func(a, b mapEntry) int {
-		switch {
-		case a.key.less(b.key):
-			return -1
-		case b.key.less(a.key):
-			return 1
-		}
-		return 0
-	})
+// smallMap is the size up to which a linear scan beats building an index.
+const smallMap = 16
+
+func cmpKeys(a, b mapKey) int {
+	switch {
+	case a.less(b):
+		return -1
+	case b.less(a):
+		return 1
+	}
+	return 0
 }
 
-func (m *cdtMap) find(k mapKey) int {
+func (m *cdtMap) sort() {
+	slices.SortFunc(m.entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) })
+	m.idx = nil
+}
+
+func (m *cdtMap) scan(k mapKey) int {
 	for i := range m.entries {
 		if m.entries[i].key == k {
 			return i
 		}
 	}
 	return -1
+}
+
+// find returns the entry index of k, or -1: binary search in a K-ordered
+// map, a hash index in a large unordered one.
+func (m *cdtMap) find(k mapKey) int {
+	if m.ordered() {
+		i, ok := slices.BinarySearchFunc(m.entries, k, func(e mapEntry, k mapKey) int { return cmpKeys(e.key, k) })
+		if ok {
+			return i
+		}
+		return -1
+	}
+	if len(m.entries) <= smallMap {
+		return m.scan(k)
+	}
+	if m.idx == nil {
+		m.idx = make(map[mapKey]int, len(m.entries))
+		for i := range m.entries {
+			m.idx[m.entries[i].key] = i
+		}
+	}
+	if i, ok := m.idx[k]; ok {
+		return i
+	}
+	return -1
+}
+
+// insert adds an entry whose key is not present yet.
+func (m *cdtMap) insert(e mapEntry) {
+	if m.ordered() {
+		i, _ := slices.BinarySearchFunc(m.entries, e.key, func(e mapEntry, k mapKey) int { return cmpKeys(e.key, k) })
+		m.entries = slices.Insert(m.entries, i, e)
+		return
+	}
+	m.entries = append(m.entries, e)
+	if m.idx != nil {
+		m.idx[e.key] = len(m.entries) - 1
+	}
+}
+
+// keyRanks returns each entry's position in key order.
+func (m *cdtMap) keyRanks() []int {
+	ranks := make([]int, len(m.entries))
+	if m.ordered() {
+		for i := range ranks {
+			ranks[i] = i
+		}
+		return ranks
+	}
+	order := make([]int, len(m.entries))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpKeys(m.entries[a].key, m.entries[b].key) })
+	for pos, i := range order {
+		ranks[i] = pos
+	}
+	return ranks
 }
 
 // encode writes the map as a MAP particle into a fresh buffer.
@@ -144,14 +220,9 @@ func encodeEntries(dst []byte, entries []mapEntry, ordered bool, flags byte) []b
 	if ordered {
 		dst = appendMPMapHeader(dst, n+1)
 		dst = append(dst, 0xc7, 0x00, flags|mapOrderKey, 0xc0)
-		if !slices.IsSortedFunc(entries, func(a, b mapEntry) int {
-			if a.key.less(b.key) {
-				return -1
-			}
-			return 1
-		}) {
+		if !slices.IsSortedFunc(entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) }) {
 			entries = slices.Clone(entries)
-			(&cdtMap{entries: entries}).sort()
+			slices.SortFunc(entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) })
 		}
 	} else {
 		dst = appendMPMapHeader(dst, n)
@@ -319,28 +390,27 @@ func (m *cdtMap) findParamKeys(p []byte, list bool) ([]int, ResultCode) {
 		return nil, ParameterError
 	}
 	var found []int
+	var marked []bool
 	for j := 0; j < count; j++ {
 		k, n, err := mpMapKey(p[off:])
 		if err != nil {
 			return nil, ParameterError
 		}
 		off += n
-		if i := m.find(k); i >= 0 && !slices.Contains(found, i) {
-			found = append(found, i)
+		if i := m.find(k); i >= 0 {
+			if marked == nil {
+				marked = make([]bool, len(m.entries))
+			}
+			if !marked[i] {
+				marked[i] = true
+				found = append(found, i)
+			}
 		}
+	}
+	if off != len(p) {
+		return nil, ParameterError
 	}
 	return found, OK
-}
-
-// keyIndex is the position of entry i in key order.
-func (m *cdtMap) keyIndex(i int) int {
-	n := 0
-	for j := range m.entries {
-		if m.entries[j].key.less(m.entries[i].key) {
-			n++
-		}
-	}
-	return n
 }
 
 // result encodes the selected entries as the particle for return type rt.
@@ -359,8 +429,9 @@ func (m *cdtMap) result(rt int, found []int, multi bool) (byte, []byte, ResultCo
 		}
 		return ptBool, []byte{0}, OK
 	case rtIndex, rtReverseIndex:
+		ranks := m.keyRanks()
 		idx := func(i int) int64 {
-			k := m.keyIndex(i)
+			k := ranks[i]
 			if rt == rtReverseIndex {
 				k = len(m.entries) - 1 - k
 			}
@@ -440,9 +511,7 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 			return bins, res, ParameterError
 		}
 		m.flags = byte(attr)
-		if m.ordered() {
-			m.sort()
-		}
+		m.sort() // key order for an ordered map; harmless otherwise
 		changed = true
 	case mapPut, mapAdd, mapReplace:
 		if len(c.params) < 2 || len(c.params) > 4 {
@@ -537,7 +606,7 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 		if !exists {
 			return bins, res, OK
 		}
-		m.entries = m.entries[:0]
+		m.entries, m.idx = m.entries[:0], nil
 		changed = true
 	case mapRemoveByKey, mapRemoveByKeyList:
 		if len(c.params) != 2 {
@@ -556,13 +625,17 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 			return bins, res, rc
 		}
 		if len(found) > 0 {
-			keep := m.entries[:0:0]
+			drop := make([]bool, len(m.entries))
+			for _, i := range found {
+				drop[i] = true
+			}
+			keep := make([]mapEntry, 0, len(m.entries)-len(found))
 			for i, e := range m.entries {
-				if !slices.Contains(found, i) {
+				if !drop[i] {
 					keep = append(keep, e)
 				}
 			}
-			m.entries = keep
+			m.entries, m.idx = keep, nil
 			changed = true
 		}
 	default:
@@ -612,10 +685,7 @@ func (m *cdtMap) put(k mapKey, kraw, vraw []byte, flags int64) (bool, ResultCode
 	case i >= 0:
 		m.entries[i].vraw = vraw
 	default:
-		m.entries = append(m.entries, mapEntry{key: k, kraw: kraw, vraw: vraw})
-		if m.ordered() {
-			m.sort()
-		}
+		m.insert(mapEntry{key: k, kraw: kraw, vraw: vraw})
 	}
 	return true, OK
 }
@@ -660,10 +730,7 @@ func (m *cdtMap) increment(k mapKey, kraw, delta []byte, negate bool) ([]byte, R
 	if i >= 0 {
 		m.entries[i].vraw = out
 	} else {
-		m.entries = append(m.entries, mapEntry{key: k, kraw: kraw, vraw: out})
-		if m.ordered() {
-			m.sort()
-		}
+		m.insert(mapEntry{key: k, kraw: kraw, vraw: out})
 	}
 	return out, OK
 }

@@ -263,7 +263,7 @@ func (s *Server) executeDelete(p *partition, req *request, now clock, rep *reply
 		return
 	}
 	// CE keeps no tombstone: a re-created record starts again at generation 1.
-	delete(p.recs, req.digest)
+	p.remove(&req.digest)
 }
 
 // writeOpsCheck validates a write's op list before touching the record.
@@ -476,7 +476,7 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 			rep.fail(EnterpriseOnly)
 			return
 		}
-		delete(p.recs, req.digest)
+		p.remove(&req.digest)
 		rep.gen, rep.voidTime = 0, 0
 		return
 	}
@@ -494,7 +494,7 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 		rep.fail(RecordTooBig)
 		return
 	}
-	p.recs[req.digest] = nr
+	p.store(&req.digest, nr)
 	rep.gen, rep.voidTime = uint32(nr.gen), nr.voidTime
 }
 
