@@ -325,7 +325,7 @@ func loadMap(bins []bin, idx int) (*cdtMap, bool, ResultCode) {
 
 // cdtRead runs a CDT_READ op against bins.
 func cdtRead(bins []bin, o *op) (opResult, ResultCode) {
-	res := opResult{code: o.code, ptype: ptNull, name: string(o.name)}
+	res := opResult{code: o.code, ptype: ptNull, rawName: o.name}
 	c, rc := parseCDT(o.value)
 	if rc != OK {
 		return res, rc
@@ -488,7 +488,7 @@ func cloneIfAliased(b []byte) []byte { return append([]byte(nil), b...) }
 // cdtModify runs a CDT_MODIFY op: it decodes the bin's map, applies the op,
 // and stores the re-encoded map.
 func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
-	res := opResult{code: o.code, ptype: ptNull, name: string(o.name)}
+	res := opResult{code: o.code, ptype: ptNull, rawName: o.name}
 	c, rc := parseCDT(o.value)
 	if rc != OK {
 		return bins, res, rc
@@ -644,7 +644,7 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 	if !changed {
 		return bins, res, OK
 	}
-	nb := bin{name: string(o.name), ptype: ptMap, data: m.encode()}
+	nb := bin{name: binName(bins, idx, o), ptype: ptMap, data: m.encode()}
 	return setBin(bins, idx, nb), res, OK
 }
 

@@ -42,11 +42,33 @@ func (r *request) kind() OpKind {
 }
 
 // opResult is one op of a reply. data may alias stored (immutable) bin data.
+// The bin name is either name or, to save an allocation per op, rawName
+// aliasing the request.
 type opResult struct {
-	code  byte
-	ptype byte
-	name  string
-	data  []byte
+	code    byte
+	ptype   byte
+	name    string
+	rawName []byte
+	data    []byte
+}
+
+func appendOpResult(dst []byte, r *opResult) []byte {
+	if r.rawName != nil {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(4+len(r.rawName)+len(r.data)))
+		dst = append(dst, r.code, r.ptype, 0, byte(len(r.rawName)))
+		dst = append(dst, r.rawName...)
+		return append(dst, r.data...)
+	}
+	return appendOp(dst, r.code, r.ptype, r.name, r.data)
+}
+
+// binName is the name for a bin written by o: the stored string when the bin
+// exists, a new one otherwise.
+func binName(bins []bin, idx int, o *op) string {
+	if idx >= 0 {
+		return bins[idx].name
+	}
+	return string(o.name)
 }
 
 // reply is the outcome of a single-record command.
@@ -225,7 +247,7 @@ func appendReadResult(dst []opResult, bins []bin, o *op, getAll, respondAll bool
 		}
 	}
 	if respondAll {
-		dst = append(dst, opResult{code: opRead, ptype: ptNull, name: string(o.name)})
+		dst = append(dst, opResult{code: opRead, ptype: ptNull, rawName: o.name})
 	}
 	return dst
 }
@@ -500,11 +522,6 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 
 // applyWriteOp applies one op of a write to bins and records its result.
 func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *reply) ([]bin, ResultCode) {
-	nullResult := func() {
-		if respondAll {
-			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, name: string(o.name)})
-		}
-	}
 	idx := -1
 	for i := range bins {
 		if bins[i].name == string(o.name) {
@@ -521,17 +538,21 @@ func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *r
 				bins = append(bins[:idx], bins[idx+1:]...)
 			}
 		} else {
-			b := bin{name: string(o.name), ptype: o.ptype, data: normalizeParticle(o.ptype, o.value)}
+			b := bin{name: binName(bins, idx, o), ptype: o.ptype, data: normalizeParticle(o.ptype, o.value)}
 			bins = setBin(bins, idx, b)
 		}
-		nullResult()
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opIncr:
 		nb, rc := incrBin(bins, idx, o)
 		if rc != OK {
 			return bins, rc
 		}
 		bins = setBin(bins, idx, nb)
-		nullResult()
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opAppend, opPrepend:
 		if o.ptype != ptString && o.ptype != ptBlob {
 			return bins, BinTypeError
@@ -547,13 +568,19 @@ func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *r
 		default:
 			data = append(append(make([]byte, 0, len(bins[idx].data)+len(o.value)), o.value...), bins[idx].data...)
 		}
-		bins = setBin(bins, idx, bin{name: string(o.name), ptype: o.ptype, data: data})
-		nullResult()
+		bins = setBin(bins, idx, bin{name: binName(bins, idx, o), ptype: o.ptype, data: data})
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opTouch:
-		nullResult()
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opDeleteAll:
 		bins = bins[:0]
-		nullResult()
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opCDTRead:
 		res, rc := cdtRead(bins, o)
 		if rc != OK {
@@ -598,7 +625,7 @@ func incrBin(bins []bin, idx int, o *op) (bin, ResultCode) {
 	default:
 		return bin{}, ParameterError
 	}
-	name := string(o.name)
+	name := binName(bins, idx, o)
 	if idx < 0 {
 		return bin{name: name, ptype: o.ptype, data: normalizeParticle(o.ptype, o.value)}, OK
 	}

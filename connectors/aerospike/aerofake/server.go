@@ -428,7 +428,7 @@ func (c *conn) writeSingle(rc ResultCode, gen, voidTime uint32, ops []opResult) 
 	out := appendProtoHeader(c.out[:0], protoMsg, 0)
 	out = appendMsgHeader(out, 0, 0, rc, gen, voidTime, 0, 0, len(ops))
 	for i := range ops {
-		out = appendOp(out, ops[i].code, ops[i].ptype, ops[i].name, ops[i].data)
+		out = appendOpResult(out, &ops[i])
 	}
 	putProtoSize(out, 0, protoMsg)
 	c.out = out
