@@ -2,10 +2,12 @@ module github.com/connectd/connectd
 
 go 1.26.8
 
-require github.com/confluentinc/confluent-kafka-go/v2 v2.11.1
+require (
+	github.com/aerospike/aerospike-client-go/v7 v7.10.2
+	github.com/confluentinc/confluent-kafka-go/v2 v2.11.1
+)
 
 require (
-	github.com/aerospike/aerospike-client-go/v7 v7.10.2 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
