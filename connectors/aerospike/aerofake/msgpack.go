@@ -332,13 +332,6 @@ func mpMapKey(b []byte) (mapKey, int, error) {
 	return mapKey{}, 0, malformed("map key must be an integer, string or blob")
 }
 
-func appendMPKey(dst []byte, k mapKey) []byte {
-	if k.kind == ptInteger {
-		return appendMPInt(dst, k.i)
-	}
-	return appendMPParticleStr(dst, k.kind, []byte(k.s))
-}
-
 func appendMPInt(dst []byte, v int64) []byte {
 	switch {
 	case v >= 0 && v < 128:
@@ -363,32 +356,6 @@ func appendMPInt(dst []byte, v int64) []byte {
 
 func appendMPFloat(dst []byte, f float64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, 0xcb), math.Float64bits(f))
-}
-
-func appendMPBool(dst []byte, v bool) []byte {
-	if v {
-		return append(dst, 0xc3)
-	}
-	return append(dst, 0xc2)
-}
-
-func appendMPStrHeader(dst []byte, n int) []byte {
-	switch {
-	case n < 32:
-		return append(dst, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		return append(dst, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(dst, 0xda), uint16(n))
-	}
-	return binary.BigEndian.AppendUint32(append(dst, 0xdb), uint32(n))
-}
-
-// appendMPParticleStr appends a str carrying a particle-type prefix byte.
-func appendMPParticleStr(dst []byte, ptype byte, data []byte) []byte {
-	dst = appendMPStrHeader(dst, len(data)+1)
-	dst = append(dst, ptype)
-	return append(dst, data...)
 }
 
 func appendMPArrayHeader(dst []byte, n int) []byte {

@@ -264,7 +264,7 @@ func (s *Server) acceptLoop() {
 				}
 			}()
 			err := c.serve()
-			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errDropped) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errDropped) {
 				s.log.Debug("connection closed", "remote", nc.RemoteAddr().String(), "err", err)
 			}
 			_ = nc.Close()
