@@ -1,0 +1,52 @@
+# connectd — build, test and run targets. `make help` lists them.
+#
+# The two commands of the README:
+#   make quickstart   bring up Kafka, the Aerospike test server and connectd with a demo pipeline
+#   make test         install/start what the tests need, lint, run every test, stop what it started
+
+SHELL := /bin/bash
+GO ?= go
+STATICCHECK_VERSION := v0.8.2
+BIN := bin
+PLUGIN_DIR := $(BIN)/plugins
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build bin/connectd
+	$(GO) build -o $(BIN)/connectd ./cmd/connectd
+
+.PHONY: plugins
+plugins: ## build every connector plugin into bin/plugins/
+	@mkdir -p $(PLUGIN_DIR)
+	@for main in $$(ls -d connectors/*/cmd/*/ 2>/dev/null); do \
+		name=$$(basename $$main); \
+		echo "go build -o $(PLUGIN_DIR)/$$name ./$$main"; \
+		$(GO) build -o $(PLUGIN_DIR)/$$name ./$$main || exit 1; \
+	done
+
+.PHONY: test
+test: ## install/start what tests need, lint, run all tests, stop what it started
+	scripts/test.sh
+
+.PHONY: lint
+lint: ## gofmt check, go vet, staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+.PHONY: kafka-up
+kafka-up: ## start (or reuse) the local Apache Kafka broker; prints KAFKA_BOOTSTRAP
+	@scripts/kafka.sh up
+
+.PHONY: kafka-down
+kafka-down: ## stop the local Kafka broker started by kafka-up
+	@scripts/kafka.sh down
+
+.PHONY: quickstart
+quickstart: ## run the demo pipeline locally (Kafka, Aerospike test server, connectd)
+	scripts/quickstart.sh $(QUICKSTART_ARGS)
