@@ -77,11 +77,13 @@ type reply struct {
 	gen      uint32
 	voidTime uint32
 	ops      []opResult
+	scr      scratch
 }
 
 func (rep *reply) reset() {
 	rep.rc, rep.gen, rep.voidTime = 0, 0, 0
 	rep.ops = rep.ops[:0]
+	rep.scr.reset()
 }
 
 func (rep *reply) fail(rc ResultCode) {
@@ -216,7 +218,7 @@ func (s *Server) executeRead(ns *namespace, p *partition, req *request, now cloc
 	for i := range req.ops {
 		o := &req.ops[i]
 		if o.code == opCDTRead {
-			res, rc := cdtRead(r.bins, o)
+			res, rc := cdtRead(r.bins, o, &rep.scr)
 			if rc != OK {
 				rep.fail(rc)
 				return
@@ -468,11 +470,16 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 		return
 	}
 
-	var bins []bin
+	// The new record is allocated up front so small bin sets live in its
+	// inline array: one allocation for record and bins.
+	nr := &record{}
+	bins := nr.inline[:0]
 	if old != nil && req.info3&(info3CreateOrReplace|info3ReplaceOnly) == 0 {
-		bins = make([]bin, len(old.bins), len(old.bins)+len(req.ops))
-		copy(bins, old.bins)
-	} else {
+		if n := len(old.bins) + len(req.ops); n > len(nr.inline) {
+			bins = make([]bin, 0, n)
+		}
+		bins = append(bins, old.bins...)
+	} else if len(req.ops) > len(nr.inline) {
 		bins = make([]bin, 0, len(req.ops))
 	}
 	getAll := req.info1&info1GetAll != 0
@@ -503,7 +510,7 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 		return
 	}
 
-	nr := &record{bins: bins, gen: nextGeneration(curGen), voidTime: voidTime, lut: now.nanos}
+	nr.bins, nr.gen, nr.voidTime, nr.lut = bins, nextGeneration(curGen), voidTime, now.nanos
 	if old != nil {
 		nr.set, nr.key = old.set, old.key
 	} else {
@@ -582,7 +589,7 @@ func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *r
 			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
 		}
 	case opCDTRead:
-		res, rc := cdtRead(bins, o)
+		res, rc := cdtRead(bins, o, &rep.scr)
 		if rc != OK {
 			return bins, rc
 		}
@@ -592,7 +599,7 @@ func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *r
 	case opCDTModify:
 		var res opResult
 		var rc ResultCode
-		bins, res, rc = cdtModify(bins, idx, o)
+		bins, res, rc = cdtModify(bins, idx, o, &rep.scr)
 		if rc != OK {
 			return bins, rc
 		}

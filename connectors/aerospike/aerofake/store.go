@@ -33,6 +33,7 @@ type record struct {
 	gen      uint16
 	voidTime uint32 // seconds since the citrusleaf epoch; 0 = never expires
 	lut      int64  // last-update time, Unix nanoseconds
+	inline   [2]bin // backing store for small bin sets
 }
 
 func (r *record) bin(name []byte) (int, bool) {
