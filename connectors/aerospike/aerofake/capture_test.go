@@ -78,9 +78,51 @@ func replayFrames(t *testing.T, data []byte) {
 }
 
 // captureClientTraffic returns the distinct request frames the client sent,
-// and the first bytes of each connection's request stream (several frames
+// and the first frames of each connection's request stream (several frames
 // back to back).
 func captureClientTraffic(t *testing.T) (frames, streams [][]byte) {
+	t.Helper()
+	bufs := recordClient(t, func(c *as.Client) { driveClient(t, c) }, true)
+	seen := map[string]bool{}
+	for _, data := range bufs {
+		var stream []byte // whole frames, up to about 4 KiB
+		for _, fr := range splitFrames(data) {
+			if len(stream) < 4096 {
+				stream = append(stream, fr...)
+			}
+			if !seen[string(fr)] {
+				seen[string(fr)] = true
+				frames = append(frames, fr)
+			}
+		}
+		if len(stream) > 0 {
+			streams = append(streams, stream)
+		}
+	}
+	if len(streams) > 8 {
+		streams = streams[:8]
+	}
+	return frames, streams
+}
+
+// splitFrames cuts a request stream into whole proto frames.
+func splitFrames(data []byte) [][]byte {
+	var out [][]byte
+	for len(data) >= 8 {
+		size := int(binary.BigEndian.Uint64(data) & 0xFFFFFFFFFFFF)
+		if 8+size > len(data) {
+			break
+		}
+		out = append(out, append([]byte(nil), data[:8+size]...))
+		data = data[8+size:]
+	}
+	return out
+}
+
+// recordClient runs drive with a real client connected through a recording
+// proxy and returns each connection's client-to-server bytes. With login, a
+// second client with credentials also connects (to capture a login).
+func recordClient(t testing.TB, drive func(*as.Client), login bool) [][]byte {
 	t.Helper()
 	srv, err := Start(context.Background(), Config{
 		Namespaces: []NamespaceConfig{{Name: "test", AllowTTL: true}, {Name: "bar"}},
@@ -134,46 +176,24 @@ func captureClientTraffic(t *testing.T) (frames, streams [][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	driveClient(t, c)
+	drive(c)
 	c.Close()
-
-	policy.User, policy.Password = "user", "pass"
-	ca, err := as.NewClientWithPolicyAndHost(policy, as.NewHost("127.0.0.1", port))
-	if err != nil {
-		t.Fatal(err)
+	if login {
+		policy.User, policy.Password = "user", "pass"
+		ca, err := as.NewClientWithPolicyAndHost(policy, as.NewHost("127.0.0.1", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca.Close()
 	}
-	ca.Close()
 	ln.Close()
 	srv.DropConnections()
 	copiers.Wait()
-
-	seen := map[string]bool{}
+	out := make([][]byte, 0, len(bufs))
 	for _, b := range bufs {
-		data := b.Bytes()
-		var stream []byte // whole frames, up to about 4 KiB
-		for len(data) >= 8 {
-			size := int(binary.BigEndian.Uint64(data) & 0xFFFFFFFFFFFF)
-			if 8+size > len(data) {
-				break
-			}
-			fr := data[:8+size]
-			data = data[8+size:]
-			if len(stream) < 4096 {
-				stream = append(stream, fr...)
-			}
-			if !seen[string(fr)] {
-				seen[string(fr)] = true
-				frames = append(frames, append([]byte(nil), fr...))
-			}
-		}
-		if len(stream) > 0 {
-			streams = append(streams, stream)
-		}
+		out = append(out, b.Bytes())
 	}
-	if len(streams) > 8 {
-		streams = streams[:8]
-	}
-	return frames, streams
+	return out
 }
 
 type lockedWriter struct {
