@@ -2,7 +2,9 @@ package aerofake_test
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
 
@@ -29,17 +31,39 @@ func reportOps(b *testing.B, perOp int, unit string) {
 	b.ReportMetric(float64(b.N*perOp)/b.Elapsed().Seconds(), unit)
 }
 
+// cpuClock measures the process's CPU time (user+system, all threads) over
+// a benchmark loop. Wall-clock rates swing with whatever else the shared
+// machine runs; CPU time per operation is the steadier cost figure.
+type cpuClock struct{ start time.Duration }
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startCPU() cpuClock { return cpuClock{start: processCPU()} }
+
+// report adds the CPU nanoseconds spent per unit of work.
+func (c cpuClock) report(b *testing.B, perOp int, unit string) {
+	b.ReportMetric(float64(processCPU()-c.start)/float64(b.N*perOp), unit)
+}
+
 // BenchmarkPut is one client goroutine doing single-record puts (two bins).
 func BenchmarkPut(b *testing.B) {
 	_, c, ks := benchSetup(b, 10000)
 	bins := as.BinMap{"v": 1, "s": "payload-0123456789"}
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		if err := c.Put(nil, ks[i%len(ks)], bins); err != nil {
 			b.Fatal(err)
 		}
 	}
 	reportOps(b, 1, "ops/s")
+	cpu.report(b, 1, "cpu-ns/op")
 }
 
 // BenchmarkGet is one client goroutine reading existing records.
@@ -51,12 +75,14 @@ func BenchmarkGet(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		if _, err := c.Get(nil, ks[i%len(ks)]); err != nil {
 			b.Fatal(err)
 		}
 	}
 	reportOps(b, 1, "ops/s")
+	cpu.report(b, 1, "cpu-ns/op")
 }
 
 // BenchmarkPutParallel runs puts from GOMAXPROCS goroutines.
@@ -64,6 +90,7 @@ func BenchmarkPutParallel(b *testing.B) {
 	_, c, ks := benchSetup(b, 10000)
 	bins := as.BinMap{"v": 1, "s": "payload-0123456789"}
 	b.ResetTimer()
+	cpu := startCPU()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
@@ -75,6 +102,7 @@ func BenchmarkPutParallel(b *testing.B) {
 		}
 	})
 	reportOps(b, 1, "ops/s")
+	cpu.report(b, 1, "cpu-ns/op")
 }
 
 // BenchmarkBatchOperate1000 writes 1000 records per BatchOperate shaped like
@@ -86,6 +114,7 @@ func BenchmarkBatchOperate1000(b *testing.B) {
 	mp := as.DefaultMapPolicy()
 	rows := make([]as.BatchRecordIfc, batch)
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		off := (i % 10) * batch
 		for j := range rows {
@@ -101,6 +130,7 @@ func BenchmarkBatchOperate1000(b *testing.B) {
 		}
 	}
 	reportOps(b, batch, "records/s")
+	cpu.report(b, batch, "cpu-ns/record")
 }
 
 // BenchmarkBatchGet1000 reads 1000 records per BatchGet.
@@ -113,6 +143,7 @@ func BenchmarkBatchGet1000(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		recs, err := c.BatchGet(nil, ks)
 		if err != nil {
@@ -123,4 +154,5 @@ func BenchmarkBatchGet1000(b *testing.B) {
 		}
 	}
 	reportOps(b, batch, "records/s")
+	cpu.report(b, batch, "cpu-ns/record")
 }

@@ -303,15 +303,12 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn, rw io.ReadWriter) *conn {
-	c := &conn{
-		s: s,
-		r: bufio.NewReaderSize(rw, 64<<10),
-		w: bufio.NewWriterSize(rw, 64<<10),
+	return &conn{
+		s:  s,
+		nc: nc,
+		r:  bufio.NewReaderSize(rw, 64<<10),
+		w:  bufio.NewWriterSize(rw, 64<<10),
 	}
-	if nc != nil {
-		c.nc = nc
-	}
-	return c
 }
 
 // serve handles frames until the peer goes away or a frame cannot be

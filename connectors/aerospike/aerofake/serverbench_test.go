@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"syscall"
 	"testing"
+	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
 )
@@ -69,6 +71,7 @@ func serverBench(b *testing.B, frame []byte, perOp int, batch bool) {
 	hdr := make([]byte, 8)
 	var body []byte
 	b.ResetTimer()
+	cpu0 := processCPUTime()
 	for i := 0; i < b.N; i++ {
 		if _, err := nc.Write(frame); err != nil {
 			b.Fatal(err)
@@ -90,6 +93,17 @@ func serverBench(b *testing.B, frame []byte, perOp int, batch bool) {
 		}
 	}
 	b.ReportMetric(float64(b.N*perOp)/b.Elapsed().Seconds(), "records/s")
+	b.ReportMetric(float64(processCPUTime()-cpu0)/float64(b.N*perOp), "cpu-ns/record")
+}
+
+// processCPUTime is the process's user+system CPU time. The replaying
+// reader shares the process, so this slightly overstates the server's cost.
+func processCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkServerOnlyBatchOperate1000 replays the client's BatchOperate of
