@@ -91,9 +91,6 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// ErrClosed is returned by methods of a closed Server.
-var ErrClosed = errors.New("aerofake: server closed")
-
 // Start validates cfg, listens on cfg.Addr and serves until Close. ctx bounds
 // only the listen call.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
