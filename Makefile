@@ -1,27 +1,69 @@
+# connectd — build, test and run targets. `make help` lists them.
+#
+# The two commands of the README:
+#   make quickstart   bring up Kafka, the Aerospike test server and connectd with a demo pipeline
+#   make test         install/start what the tests need, lint, run every test, stop what it started
+
+SHELL := /bin/bash
+GO ?= go
+STATICCHECK_VERSION := v0.8.2
+BIN := bin
+PLUGIN_DIR := $(BIN)/plugins
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build bin/connectd
+	$(GO) build -o $(BIN)/connectd ./cmd/connectd
+
+.PHONY: plugins
+plugins: ## build every connector plugin into bin/plugins/
+	@mkdir -p $(PLUGIN_DIR)
+	@for main in $$(ls -d connectors/*/cmd/*/ 2>/dev/null); do \
+		name=$$(basename $$main); \
+		echo "go build -o $(PLUGIN_DIR)/$$name ./$$main"; \
+		$(GO) build -o $(PLUGIN_DIR)/$$name ./$$main || exit 1; \
+	done
+
+.PHONY: test
+test: ## install/start what tests need, lint, run all tests, stop what it started
+	scripts/test.sh
+
+.PHONY: lint
+lint: ## gofmt check, go vet, staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+.PHONY: kafka-up
+kafka-up: ## start (or reuse) the local Apache Kafka broker; prints KAFKA_BOOTSTRAP
+	@scripts/kafka.sh up
+
+.PHONY: kafka-down
+kafka-down: ## stop the local Kafka broker started by kafka-up
+	@scripts/kafka.sh down
+
+.PHONY: quickstart
+quickstart: ## run the demo pipeline locally (Kafka, Aerospike test server, connectd)
+	scripts/quickstart.sh $(QUICKSTART_ARGS)
+
 # Pinned code generators; protoc itself comes from Debian (apt-get install -y protobuf-compiler).
 PROTOC_GEN_GO      := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 
-.PHONY: generate plugins
-
-# generate regenerates the plugin protocol's Go code from plugins/pluginpb/*.proto.
-generate:
+.PHONY: generate
+generate: ## regenerate plugins/pluginpb from plugin.proto (Debian protoc, pinned Go plugins)
 	@command -v protoc >/dev/null || { echo "protoc missing: apt-get install -y protobuf-compiler"; exit 1; }
 	@mkdir -p .run/protoc-bin
-	GOBIN=$(CURDIR)/.run/protoc-bin go install $(PROTOC_GEN_GO)
-	GOBIN=$(CURDIR)/.run/protoc-bin go install $(PROTOC_GEN_GO_GRPC)
+	GOBIN=$(CURDIR)/.run/protoc-bin $(GO) install $(PROTOC_GEN_GO)
+	GOBIN=$(CURDIR)/.run/protoc-bin $(GO) install $(PROTOC_GEN_GO_GRPC)
 	PATH=$(CURDIR)/.run/protoc-bin:$$PATH protoc \
 		-I . \
-		-I $$(go list -m -f '{{.Dir}}' github.com/prometheus/client_model) \
+		-I $$($(GO) list -m -f '{{.Dir}}' github.com/prometheus/client_model) \
 		--go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative \
 		plugins/pluginpb/plugin.proto
-
-# plugins builds every connector main (connectors/*/cmd/*) into bin/plugins/.
-plugins:
-	@mkdir -p bin/plugins
-	@for d in connectors/*/cmd/*/; do \
-		[ -f "$$d/main.go" ] || continue; \
-		echo "go build -o bin/plugins/$$(basename $$d) ./$$d"; \
-		go build -o bin/plugins/$$(basename $$d) ./$$d || exit 1; \
-	done

@@ -3,6 +3,7 @@ module github.com/connectd/connectd
 go 1.26.8
 
 require (
+	github.com/aerospike/aerospike-client-go/v7 v7.10.2
 	github.com/confluentinc/confluent-kafka-go/v2 v2.11.1
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
@@ -24,7 +25,9 @@ require (
 	github.com/oklog/run v1.1.0 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
+	github.com/yuin/gopher-lua v1.1.1 // indirect
 	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect

@@ -1,0 +1,245 @@
+// Package kafkatest connects tests to the real Kafka broker that
+// scripts/kafka.sh (make kafka-up) runs, and gives each test its own topics.
+//
+// The broker address comes from the KAFKA_BOOTSTRAP environment variable or,
+// when that is unset, from .run/kafka.env at the repository root. Without a
+// reachable broker a test fails when CI=true (CI must never pass by skipping)
+// and skips with instructions otherwise.
+//
+// What this package must not do: start or stop the broker (the script owns
+// its lifecycle), or be imported by non-test code.
+package kafkatest
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+const howToStart = "start one with `make kafka-up` (scripts/kafka.sh up) or set KAFKA_BOOTSTRAP=host:port"
+
+// Bootstrap returns the address of the test broker, failing (CI=true) or
+// skipping the test when no broker answers.
+func Bootstrap(t testing.TB) string {
+	t.Helper()
+	addr, err := lookupBootstrap()
+	if err == nil {
+		err = dial(addr)
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("kafkatest: no Kafka broker: %v; %s", err, howToStart)
+		}
+		t.Skipf("kafkatest: no Kafka broker: %v; %s", err, howToStart)
+	}
+	return addr
+}
+
+func lookupBootstrap() (string, error) {
+	if v := os.Getenv("KAFKA_BOOTSTRAP"); v != "" {
+		return v, nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(root, ".run", "kafka.env")
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("KAFKA_BOOTSTRAP is unset and %s is missing", path)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "KAFKA_BOOTSTRAP="); ok && v != "" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%s has no KAFKA_BOOTSTRAP line", path)
+}
+
+// repoRoot walks up from the working directory (a package directory under
+// go test) to the directory holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func dial(addr string) error {
+	first, _, _ := strings.Cut(addr, ",")
+	c, err := net.DialTimeout("tcp", first, 3*time.Second)
+	if err != nil {
+		return fmt.Errorf("broker %s unreachable: %w", first, err)
+	}
+	return c.Close()
+}
+
+// Admin returns an admin client for the test broker, closed at cleanup.
+func Admin(t testing.TB) *kafka.AdminClient {
+	t.Helper()
+	a, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": Bootstrap(t)})
+	if err != nil {
+		t.Fatalf("kafkatest: admin client: %v", err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
+// TopicOption adjusts a topic created by Topic.
+type TopicOption func(*kafka.TopicSpecification)
+
+// Partitions sets the partition count (default 1).
+func Partitions(n int) TopicOption {
+	return func(s *kafka.TopicSpecification) { s.NumPartitions = n }
+}
+
+// Config sets a topic-level configuration entry.
+func Config(key, value string) TopicOption {
+	return func(s *kafka.TopicSpecification) {
+		if s.Config == nil {
+			s.Config = map[string]string{}
+		}
+		s.Config[key] = value
+	}
+}
+
+var unsafeTopicChars = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// UniqueName returns a topic-safe name derived from the test's name, unique
+// across runs against the same broker.
+func UniqueName(t testing.TB, prefix string) string {
+	t.Helper()
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("kafkatest: random: %v", err)
+	}
+	name := unsafeTopicChars.ReplaceAllString(t.Name(), "_")
+	if len(name) > 120 {
+		name = name[:120]
+	}
+	if prefix != "" {
+		name = prefix + "-" + name
+	}
+	return name + "-" + hex.EncodeToString(b[:])
+}
+
+// Topic creates a topic with a unique name for this test and deletes it at
+// cleanup. It returns once the broker reports the topic's leaders.
+func Topic(t testing.TB, opts ...TopicOption) string {
+	t.Helper()
+	name := UniqueName(t, "t")
+	CreateTopic(t, name, opts...)
+	return name
+}
+
+// CreateTopic creates a topic with the given name (deleted at cleanup).
+func CreateTopic(t testing.TB, name string, opts ...TopicOption) {
+	t.Helper()
+	spec := kafka.TopicSpecification{Topic: name, NumPartitions: 1, ReplicationFactor: 1}
+	for _, o := range opts {
+		o(&spec)
+	}
+	admin := Admin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := admin.CreateTopics(ctx, []kafka.TopicSpecification{spec}, kafka.SetAdminOperationTimeout(20*time.Second))
+	if err != nil {
+		t.Fatalf("kafkatest: create topic %s: %v", name, err)
+	}
+	if res[0].Error.Code() != kafka.ErrNoError {
+		t.Fatalf("kafkatest: create topic %s: %v", name, res[0].Error)
+	}
+	t.Cleanup(func() { DeleteTopics(t, name) })
+	WaitForTopic(t, name, spec.NumPartitions)
+}
+
+// DeleteTopics deletes topics, ignoring ones that do not exist.
+func DeleteTopics(t testing.TB, names ...string) {
+	t.Helper()
+	a, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": Bootstrap(t)})
+	if err != nil {
+		t.Errorf("kafkatest: admin client: %v", err)
+		return
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := a.DeleteTopics(ctx, names, kafka.SetAdminOperationTimeout(20*time.Second))
+	if err != nil {
+		t.Errorf("kafkatest: delete topics %v: %v", names, err)
+		return
+	}
+	for _, r := range res {
+		if c := r.Error.Code(); c != kafka.ErrNoError && c != kafka.ErrUnknownTopicOrPart {
+			t.Errorf("kafkatest: delete topic %s: %v", r.Topic, r.Error)
+		}
+	}
+}
+
+// WaitForTopic waits until every partition of topic has a leader.
+func WaitForTopic(t testing.TB, topic string, partitions int) {
+	t.Helper()
+	admin := Admin(t)
+	Eventually(t, 30*time.Second, func() (bool, string) {
+		md, err := admin.GetMetadata(&topic, false, 5000)
+		if err != nil {
+			return false, err.Error()
+		}
+		tm, ok := md.Topics[topic]
+		if !ok || tm.Error.Code() != kafka.ErrNoError {
+			return false, fmt.Sprintf("topic %s not ready: %v", topic, tm.Error)
+		}
+		if len(tm.Partitions) != partitions {
+			return false, fmt.Sprintf("topic %s has %d of %d partitions", topic, len(tm.Partitions), partitions)
+		}
+		for _, p := range tm.Partitions {
+			if p.Leader < 0 {
+				return false, fmt.Sprintf("partition %d has no leader", p.ID)
+			}
+		}
+		return true, ""
+	})
+}
+
+// Eventually polls cond until it reports true or the timeout passes, then
+// fails the test with cond's last explanation.
+func Eventually(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	wait := 10 * time.Millisecond
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v: %s", timeout, why)
+		}
+		time.Sleep(wait)
+		wait = min(wait*2, 500*time.Millisecond)
+	}
+}

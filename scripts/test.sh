@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# scripts/test.sh — what `make test` runs: check and install what the tests need,
+# start the local Kafka broker unless one is already up, lint, run every test,
+# and stop the broker again if this script started it.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "checking tools"
+command -v go >/dev/null || { echo "test: Go is not installed (need Go 1.26)" >&2; exit 1; }
+command -v gcc >/dev/null || { echo "test: gcc is not installed: confluent-kafka-go needs cgo (apt-get install -y gcc)" >&2; exit 1; }
+go version
+
+started_kafka=no
+cleanup() {
+  if [[ $started_kafka == yes ]]; then
+    step "stopping the Kafka broker this run started"
+    scripts/kafka.sh down || true
+  fi
+}
+trap cleanup EXIT
+
+step "starting Kafka"
+if scripts/kafka.sh status >/dev/null 2>&1; then
+  echo "reusing the running broker: $(scripts/kafka.sh status)"
+else
+  scripts/kafka.sh up
+  started_kafka=yes
+fi
+
+step "lint"
+make --no-print-directory lint
+
+step "go test"
+# Integration tests need the broker; with CI=true a missing one fails them.
+go test -count=1 -timeout 25m ./...
+
+step "fuzz (short runs; the seed corpora already ran as unit tests above)"
+# Each line: package and fuzz target. Go fuzzes one target of one package per run.
+while read -r pkg target; do
+  [[ -z $pkg ]] && continue
+  go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-10s}" "$pkg"
+done <<'FUZZ'
+./connectors/aerospike/aerofake/ FuzzServeConn
+FUZZ
+
+echo
+echo "make test: all passed"
