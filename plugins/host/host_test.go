@@ -457,7 +457,7 @@ func TestGarbageOnStdoutFailsLaunch(t *testing.T) {
 }
 
 func TestHangsFailWithinCallTimeout(t *testing.T) {
-	opts := host.LaunchOptions{CallTimeout: time.Second}
+	opts := host.LaunchOptions{CallTimeout: 3 * time.Second} // short, yet safe on a loaded machine
 	t.Run("validate", func(t *testing.T) {
 		_, p := launch(t, "source", opts)
 		_, err := p.Validate(ctxT(t), map[string]string{"topic": "t", "mode": "hang-validate"}, nil)
