@@ -43,6 +43,7 @@ while read -r pkg target; do
   go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-10s}" "$pkg"
 done <<'FUZZ'
 ./connectors/aerospike/aerofake/ FuzzServeConn
+./plugins/internal/wire/ FuzzDecoder
 FUZZ
 
 echo
