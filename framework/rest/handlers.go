@@ -567,10 +567,11 @@ func maskPasswords(res *configdef.ValidationResult) {
 	}
 	for i := range res.Configs {
 		c := &res.Configs[i]
-		if c.Definition.Type == configdef.Password && c.Value.Value != nil {
+		isPassword := c.Definition != nil && c.Definition.Type == configdef.Password
+		if isPassword && c.Value.Value != nil {
 			c.Value.Value = &hidden
 		}
-		if c.Definition.Type == configdef.Password {
+		if isPassword {
 			c.Value.RecommendedValues = []string{}
 		}
 		if c.Value.RecommendedValues == nil {
@@ -579,7 +580,7 @@ func maskPasswords(res *configdef.ValidationResult) {
 		if c.Value.Errors == nil {
 			c.Value.Errors = []string{}
 		}
-		if c.Definition.Dependents == nil {
+		if c.Definition != nil && c.Definition.Dependents == nil {
 			c.Definition.Dependents = []string{}
 		}
 	}

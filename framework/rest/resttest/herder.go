@@ -664,7 +664,7 @@ func (h *Herder) ValidateConfig(_ context.Context, class string, props map[strin
 				}
 			}
 		}
-		res.Configs = append(res.Configs, configdef.ConfigInfo{Definition: k, Value: v})
+		res.Configs = append(res.Configs, configdef.ConfigInfo{Definition: &k, Value: v})
 	}
 	return res, nil
 }
