@@ -212,6 +212,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		hs := &http.Server{
 			Handler:           b.h,
 			ReadHeaderTimeout: 30 * time.Second,
+			ReadTimeout:       2 * time.Minute, // bodies are capped; this bounds slow senders
+			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 			BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		}
