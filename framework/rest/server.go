@@ -93,7 +93,7 @@ func NewServer(cfg Config, h Herder, opts ...Option) (*Server, error) {
 	}
 	s.tlsConf = tc
 	if s.fwd == nil {
-		cc, err := s.cfg.TLS.clientConfig()
+		cc, err := s.cfg.TLS.ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("rest: %w", err)
 		}
