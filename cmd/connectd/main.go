@@ -48,8 +48,10 @@ func rootCommand() *command {
 		children: []*command{
 			versionCommand(),
 			devCommand(),
+			pluginCommand(),
 			connectorsCommand(),
 			pluginsCommand(),
+			workerCommand(),
 		},
 	}
 }
