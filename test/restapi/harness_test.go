@@ -3,6 +3,7 @@ package restapi
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -79,6 +80,9 @@ type cluster struct {
 	group     string
 	bootstrap string
 	workers   []*workerProc
+	// tlsConf, when set, makes the listeners https and is the clients'
+	// TLS configuration.
+	tlsConf *tls.Config
 }
 
 type workerProc struct {
@@ -90,11 +94,18 @@ type workerProc struct {
 
 func newCluster(t *testing.T, n int, extra map[string]string) *cluster {
 	t.Helper()
+	return newClusterTLS(t, n, extra, nil)
+}
+
+// newClusterTLS starts workers with https listeners when tlsConf is set;
+// extra must then carry the listeners.https.ssl.* keys.
+func newClusterTLS(t *testing.T, n int, extra map[string]string, tlsConf *tls.Config) *cluster {
+	t.Helper()
 	bootstrap := kafkatest.Bootstrap(t)
 	connectd, datagen := binaries(t)
 	dir := t.TempDir()
 	c := &cluster{t: t, dir: dir, bin: connectd, pluginDir: filepath.Join(dir, "plugins"), bootstrap: bootstrap,
-		group: kafkatest.UniqueName(t, "restapi")}
+		group: kafkatest.UniqueName(t, "restapi"), tlsConf: tlsConf}
 	if out, err := exec.Command(connectd, "plugin", "install", "--plugin-path", c.pluginDir, datagen).CombinedOutput(); err != nil {
 		t.Fatalf("plugin install: %v\n%s", err, out)
 	}
@@ -129,6 +140,10 @@ func freePort(t *testing.T) int {
 func (c *cluster) start(i int, extra map[string]string) {
 	t := c.t
 	port := freePort(t)
+	scheme := "http"
+	if c.tlsConf != nil {
+		scheme = "https"
+	}
 	props := map[string]string{
 		"bootstrap.servers":                  c.bootstrap,
 		"group.id":                           c.group,
@@ -145,7 +160,7 @@ func (c *cluster) start(i int, extra map[string]string) {
 		"value.converter.schemas.enable":     "false",
 		"offset.flush.interval.ms":           "500",
 		"plugin.path":                        c.pluginDir,
-		"listeners":                          fmt.Sprintf("http://127.0.0.1:%d", port),
+		"listeners":                          fmt.Sprintf("%s://127.0.0.1:%d", scheme, port),
 		"rest.advertised.host.name":          "127.0.0.1",
 		"rest.auth.basic.credentials.file":   c.creds,
 		"session.timeout.ms":                 "6000",
@@ -174,13 +189,21 @@ func (c *cluster) start(i int, extra map[string]string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w := &workerProc{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, log: logFile, done: make(chan error, 1)}
+	w := &workerProc{url: fmt.Sprintf("%s://127.0.0.1:%d", scheme, port), cmd: cmd, log: logFile, done: make(chan error, 1)}
 	go func() { w.done <- cmd.Wait(); lf.Close() }()
 	c.workers = append(c.workers, w)
 }
 
+func (c *cluster) clientOpts() []client.Option {
+	opts := []client.Option{client.WithBasicAuth(user, password)}
+	if c.tlsConf != nil {
+		opts = append(opts, client.WithTLSConfig(c.tlsConf))
+	}
+	return opts
+}
+
 func (c *cluster) client(i int) *client.Client {
-	cl, err := client.New(c.workers[i].url, client.WithBasicAuth(user, password), client.WithRebalanceRetries(10, 200*time.Millisecond, 2*time.Second))
+	cl, err := client.New(c.workers[i].url, append(c.clientOpts(), client.WithRebalanceRetries(20, 200*time.Millisecond, 2*time.Second))...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -189,7 +212,7 @@ func (c *cluster) client(i int) *client.Client {
 
 func (c *cluster) waitHealthy(w *workerProc) {
 	t := c.t
-	cl, _ := client.New(w.url, client.WithBasicAuth(user, password))
+	cl, _ := client.New(w.url, c.clientOpts()...)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		select {
