@@ -14,8 +14,11 @@ import (
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
-func jsonEq(t *testing.T, what, got, want string) {
+func jsonEq(t *testing.T, what string, code int, got, want string) {
 	t.Helper()
+	if code != 200 {
+		t.Fatalf("%s: status %d, want 200; body %s", what, code, got)
+	}
 	var g, w any
 	if err := json.Unmarshal([]byte(got), &g); err != nil {
 		t.Fatalf("%s: body %q is not JSON: %v", what, got, err)
@@ -129,11 +132,11 @@ func TestRESTContractOnWorkers(t *testing.T) {
 	// Reads answer on both workers with the same shapes.
 	for _, w := range []string{urlA, urlB} {
 		code, _, body = raw(t, "GET", w+"/connectors", "", true)
-		jsonEq(t, "list", body, mustJSON([]string{name}))
+		jsonEq(t, "list", code, body, mustJSON([]string{name}))
 		code, _, body = raw(t, "GET", w+"/connectors/"+esc+"/config", "", true)
-		jsonEq(t, "config", body, mustJSON(map[string]string{"connector.class": datagenClass, "tasks.max": "2", "kafka.topic": topic, "max.interval": "50", "name": name}))
+		jsonEq(t, "config", code, body, mustJSON(map[string]string{"connector.class": datagenClass, "tasks.max": "2", "kafka.topic": topic, "max.interval": "50", "name": name}))
 		code, _, body = raw(t, "GET", w+"/connectors/"+esc, "", true)
-		jsonEq(t, "info", body, mustJSON(map[string]any{"name": name, "type": "source",
+		jsonEq(t, "info", code, body, mustJSON(map[string]any{"name": name, "type": "source",
 			"config": map[string]string{"connector.class": datagenClass, "tasks.max": "2", "kafka.topic": topic, "max.interval": "50", "name": name},
 			"tasks":  []any{map[string]any{"connector": name, "task": 0}, map[string]any{"connector": name, "task": 1}}}))
 		code, _, body = raw(t, "GET", w+"/connectors?expand=status&expand=info", "", true)
@@ -244,7 +247,7 @@ func TestRESTContractOnWorkers(t *testing.T) {
 	}
 	waitState(t, a, name, "STOPPED", 0, "")
 	code, _, body = raw(t, "GET", urlA+"/connectors/"+esc+"/tasks", "", true)
-	jsonEq(t, "tasks after stop", body, `[]`)
+	jsonEq(t, "tasks after stop", code, body, `[]`)
 	var offs herder.ConnectorOffsets
 	eventually(t, 30*time.Second, "committed offsets", func() (bool, string) {
 		var err error
