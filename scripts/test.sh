@@ -36,5 +36,8 @@ step "go test"
 # Integration tests need the broker; with CI=true a missing one fails them.
 go test -count=1 -timeout 25m ./...
 
+step "fuzz the REST handlers"
+go test ./framework/rest -run '^$' -fuzz FuzzHandlers -fuzztime 45s
+
 echo
 echo "make test: all passed"
