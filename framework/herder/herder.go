@@ -128,6 +128,7 @@ type Herder struct {
 	local    *local
 
 	started   atomic.Bool
+	stopping  atomic.Bool
 	stage     atomic.Pointer[string]
 	clusterID atomic.Pointer[string]
 
@@ -259,6 +260,7 @@ func (h *Herder) Stop(ctx context.Context) error {
 		if h.cancel == nil {
 			return
 		}
+		h.stopping.Store(true)
 		h.started.Store(false)
 		h.setStage("stopping")
 		// Stop applying assignments, then stop the work.
