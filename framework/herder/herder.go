@@ -132,6 +132,11 @@ type Herder struct {
 	stage     atomic.Pointer[string]
 	clusterID atomic.Pointer[string]
 
+	// secrets maps, per connector, resolved placeholder values to their
+	// placeholders (resolveFor), to scrub status traces.
+	secretsMu sync.Mutex
+	secrets   map[string]map[string]string
+
 	stopOnce sync.Once
 	cancel   context.CancelFunc
 	loops    sync.WaitGroup
