@@ -203,6 +203,7 @@ func (h *Herder) Start(ctx context.Context, rt Runtime) error {
 	fail := func(err error) error {
 		cancel()
 		h.closeClients()
+		h.cancel = nil // nothing left for Stop to do
 		return err
 	}
 	var err error
