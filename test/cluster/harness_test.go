@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -217,16 +218,30 @@ func (w *workerProc) launch() {
 	}
 	w.cmd = exec.Command(w.c.bin, "worker", w.props)
 	w.cmd.Stdout, w.cmd.Stderr = logf, logf
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	// The worker dies with the test binary even if the test panics (a
+	// timeout skips cleanups): Pdeathsig fires when the thread that
+	// started the child exits, so that thread stays locked until the
+	// child is gone.
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	w.exited = make(chan struct{})
 	w.stopped = false
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		if err := w.cmd.Start(); err != nil {
+			started <- err
+			logf.Close()
+			close(w.exited)
+			return
+		}
+		started <- nil
 		w.exitErr = w.cmd.Wait()
 		logf.Close()
 		close(w.exited)
 	}()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (w *workerProc) client() *client.Client {
