@@ -44,6 +44,7 @@ while read -r pkg target; do
 done <<'FUZZ'
 ./connectors/aerospike/aerofake/ FuzzServeConn
 ./plugins/internal/wire/ FuzzDecoder
+./framework/rest/ FuzzHandlers
 FUZZ
 
 echo
