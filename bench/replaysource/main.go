@@ -14,6 +14,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -35,6 +37,7 @@ func (c *connector) Spec() sdk.Spec {
 		{Name: "source.topic", Type: configdef.String, Required: true},
 		{Name: "topic", Type: configdef.String, Required: true},
 		{Name: "max.poll.records", Type: configdef.Int, Default: int32(1000)},
+		{Name: "cpuprofile", Type: configdef.String, Default: ""},
 	} {
 		k.Importance = configdef.High
 		def.Define(k)
@@ -68,17 +71,27 @@ func (c *connector) Stop(context.Context) error { return nil }
 func (c *connector) NewTask() sdk.SourceTask { return &task{} }
 
 type task struct {
+	prof   *os.File
 	c      *kafka.Consumer
 	target string
 	max    int
 	parts  map[int32]map[string]any // source partition maps, reused
 }
 
-func (t *task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[string]string) error {
+func (t *task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[string]string) (err error) {
 	idx, _ := strconv.Atoi(props["task.index"])
 	n, _ := strconv.Atoi(props["task.count"])
 	if n < 1 {
 		n = 1
+	}
+	if path := props["cpuprofile"]; path != "" {
+		// Profiling the plugin process, for the benchmark's analysis.
+		if t.prof, err = os.Create(path); err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(t.prof); err != nil {
+			return err
+		}
 	}
 	t.target = props["topic"]
 	t.max = 1000
@@ -155,6 +168,10 @@ func (t *task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 func (t *task) Commit(context.Context, []sdk.SourceOffset) error { return nil }
 
 func (t *task) Stop(context.Context) error {
+	if t.prof != nil {
+		pprof.StopCPUProfile()
+		t.prof.Close()
+	}
 	if t.c != nil {
 		return t.c.Close()
 	}

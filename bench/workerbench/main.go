@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ type options struct {
 	interval                                 time.Duration
 	systems                                  []string
 	linger                                   string
+	pluginProfile                            string
 }
 
 const (
@@ -72,9 +74,24 @@ func main() {
 	flag.DurationVar(&o.interval, "interval", 100*time.Millisecond, "transaction interval (raw-eos and connectd-eos-interval)")
 	flag.StringVar(&systems, "systems", defaultOrder, "systems to run, in order")
 	flag.StringVar(&o.linger, "linger-ms", "5", "linger.ms of every producer")
+	flag.StringVar(&o.pluginProfile, "plugin-cpuprofile", "", "have the replay plugin write its CPU profile to this file")
+	cpuprofile := flag.String("cpuprofile", "", "write this process's CPU profile (the worker side) to a file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "workerbench:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "workerbench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	o.systems = strings.Split(systems, ",")
 	if err := run(o); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "workerbench:", err)
 		os.Exit(1)
 	}
@@ -84,6 +101,7 @@ type result struct {
 	system    string
 	dur       time.Duration
 	cpu       time.Duration // this process + its children (the plugin)
+	pluginCPU time.Duration // the children alone
 	brokerCPU time.Duration
 }
 
@@ -144,7 +162,7 @@ func run(o options) error {
 			default:
 				err = fmt.Errorf("unknown system %q", sys)
 			}
-			r := result{system: sys, dur: dur, cpu: cpuSelf() - self0 + cpuChildren() - kids0, brokerCPU: procCPU(brokerPid) - broker0}
+			r := result{system: sys, dur: dur, cpu: cpuSelf() - self0 + cpuChildren() - kids0, pluginCPU: cpuChildren() - kids0, brokerCPU: procCPU(brokerPid) - broker0}
 			if err == nil {
 				err = verify(bootstrap, out, o)
 			}
@@ -152,8 +170,8 @@ func run(o options) error {
 			if err != nil {
 				return fmt.Errorf("%s round %d: %w", sys, round+1, err)
 			}
-			log("round %d %-22s %8.0f rec/s  %6.1f MB/s  cpu %5.2fs  broker cpu %5.2fs", round+1, sys,
-				float64(o.records)/dur.Seconds(), float64(o.records)*float64(o.size)/dur.Seconds()/1e6, r.cpu.Seconds(), r.brokerCPU.Seconds())
+			log("round %d %-22s %8.0f rec/s  %6.1f MB/s  cpu %5.2fs (plugin %5.2fs)  broker cpu %5.2fs", round+1, sys,
+				float64(o.records)/dur.Seconds(), float64(o.records)*float64(o.size)/dur.Seconds()/1e6, r.cpu.Seconds(), r.pluginCPU.Seconds(), r.brokerCPU.Seconds())
 			results = append(results, r)
 		}
 	}
@@ -173,6 +191,9 @@ func report(o options, results []result) {
 	}
 	rate := func(r result) float64 { return float64(o.records) / r.dur.Seconds() }
 	med := func(rs []result, f func(result) float64) (median, q1, q3 float64) {
+		if len(rs) == 0 {
+			return 0, 0, 0
+		}
 		v := make([]float64, len(rs))
 		for i, r := range rs {
 			v[i] = f(r)
@@ -339,6 +360,9 @@ func runConnectd(bootstrap string, cat *host.Catalog, in, out, offsetsTopic, nam
 		"key.converter":   "org.apache.kafka.connect.converters.ByteArrayConverter",
 		"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
 	}
+	if o.pluginProfile != "" {
+		props["cpuprofile"] = o.pluginProfile
+	}
 	switch sys {
 	case eosInterval:
 		props["transaction.boundary"] = "interval"
@@ -376,7 +400,7 @@ func runConnectd(bootstrap string, cat *host.Catalog, in, out, offsetsTopic, nam
 				return 0, fmt.Errorf("task %d failed: %s", i, trace)
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -43,6 +43,9 @@ type aloTask struct {
 	fifo      []*ackBatch
 	unflushed *offsetSet // acknowledged, not yet written
 
+	msg  kafka.Message  // reused for every record
+	hdrs []kafka.Header // reused header scratch
+
 	errMu sync.Mutex
 	err   error // first failed delivery
 	errCh chan struct{}
@@ -156,8 +159,9 @@ func (a *aloTask) process(f fetched) error {
 	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten}
 	b.pending.Add(1) // held until every produce below is issued
 	r.t.tm.sourcePolled.Add(float64(f.b.Polled))
+	m := &a.msg
 	for i := range f.b.Records {
-		m := &f.msgs[i]
+		a.hdrs = messageFor(m, &f.b.Records[i], a.hdrs)
 		m.Opaque = b
 		b.pending.Add(1)
 		if err := produce(a.hard, a.p, m); err != nil {
