@@ -48,6 +48,8 @@ type eosTask struct {
 
 	msg  kafka.Message  // reused for every record
 	hdrs []kafka.Header // reused header scratch
+
+	committedSinceAbort bool
 }
 
 // runEOS runs the task exactly-once: one transactional producer
@@ -183,7 +185,7 @@ func (e *eosTask) loop(ctx context.Context, ctl *taskControl) error {
 				// coordinator would fence the producer): abort it and
 				// resume from the committed offsets later.
 				reportTarget()
-				restarts = 0
+				e.committedSinceAbort = true // not a failure: do not count it
 				err = &errAbortable{errors.New("paused in the middle of a connector-defined transaction")}
 			}
 			if err == nil {
@@ -211,6 +213,11 @@ func (e *eosTask) loop(ctx context.Context, ctl *taskControl) error {
 		}
 		// Abort and resume from the committed offsets with a fresh plugin
 		// task (the old one may have advanced past what is committed).
+		// Only aborts without a commit in between count towards the limit.
+		if e.committedSinceAbort {
+			restarts = 0
+		}
+		e.committedSinceAbort = false
 		restarts++
 		if restarts > maxAbortRestarts {
 			return fmt.Errorf("%d transactions aborted in a row; last: %w", restarts, ab.err)
@@ -368,6 +375,7 @@ func (e *eosTask) commit() error {
 	e.txn.open, e.txn.records = false, 0
 	e.txn.offsets.reset()
 	e.txn.lastCommit = time.Now()
+	e.committedSinceAbort = true
 	return nil
 }
 
@@ -408,7 +416,7 @@ func (e *eosTask) restartFromCommitted(ctx context.Context, attempt int) error {
 	e.sess = nil
 	select {
 	case <-ctx.Done():
-		return nil
+		return ctx.Err() // stopping: nothing is open, nothing to commit
 	case <-time.After(backoff(100*time.Millisecond, 5*time.Second, attempt-1)):
 	}
 	sess, err := e.r.startSession(ctx, e.committed)
