@@ -1,0 +1,156 @@
+package aerospike
+
+// fold is the combined effect of consecutive records on one Aerospike key,
+// so that a batch writes each key once. Folding never changes the outcome
+// compared with applying the records one by one, with one documented
+// exception: float increments are summed before they are added, which can
+// round differently in the last bits. When a record cannot be folded onto
+// the run before it (an increment onto a bin the run set to a string, an
+// integer onto a float), the fold ends there and the record goes into the
+// next write.
+type fold struct {
+	recs []*mapped
+	// clear: the run starts from an empty record (replace mode, or a
+	// tombstone in the run), so the write replaces the record's bins.
+	clear bool
+	// sets holds bins written with a value (nil deletes the bin); incs holds
+	// bins incremented by an int64 or float64 delta. A bin is in at most one.
+	sets map[string]any
+	incs map[string]any
+	// order lists bin names in first-touch order, so ops are deterministic.
+	order []string
+	// pos holds, per source partition, the highest offset in the run.
+	pos map[string]int64
+}
+
+func newFold() *fold {
+	return &fold{sets: map[string]any{}, incs: map[string]any{}, pos: map[string]int64{}}
+}
+
+func (f *fold) empty() bool { return len(f.recs) == 0 }
+
+func (f *fold) touch(name string) {
+	_, s := f.sets[name]
+	_, i := f.incs[name]
+	if !s && !i {
+		f.order = append(f.order, name)
+	}
+}
+
+func (f *fold) reset() {
+	f.clear = true
+	clear(f.sets)
+	clear(f.incs)
+	f.order = f.order[:0]
+}
+
+// add folds m onto the run. It reports false, leaving the fold unchanged,
+// when m cannot be combined with what the run already holds.
+func (f *fold) add(m *mapped, mode string) bool {
+	if m.tombstone {
+		f.reset()
+		f.accept(m)
+		return true
+	}
+	switch mode {
+	case ModeReplace:
+		f.reset()
+		for _, b := range m.bins {
+			if b.value == nil {
+				continue // a replace writes only present fields
+			}
+			f.touch(b.name)
+			f.sets[b.name] = b.value
+		}
+	case ModeUpdate:
+		for _, b := range m.bins {
+			f.touch(b.name)
+			f.sets[b.name] = b.value
+		}
+	case ModeIncrement:
+		if !f.canIncrement(m) {
+			return false
+		}
+		for _, b := range m.bins {
+			f.touch(b.name)
+			if !isNumber(b.value) {
+				delete(f.incs, b.name)
+				f.sets[b.name] = b.value
+				continue
+			}
+			if cur, ok := f.sets[b.name]; ok {
+				// The run already gave the bin a value (or deleted it):
+				// the increment applies to that value.
+				f.sets[b.name] = addNumbers(cur, b.value)
+			} else if f.clear {
+				f.sets[b.name] = b.value // an increment of a missing bin sets it
+			} else if cur, ok := f.incs[b.name]; ok {
+				f.incs[b.name] = addNumbers(cur, b.value)
+			} else {
+				f.incs[b.name] = b.value
+			}
+		}
+	}
+	f.accept(m)
+	return true
+}
+
+// canIncrement reports whether every numeric field of m can be added to
+// the run's value for that bin without changing the outcome: the server
+// fails an integer increment of a float bin (and the reverse, and any
+// increment of a non-number), so such combinations are left to the server.
+func (f *fold) canIncrement(m *mapped) bool {
+	for _, b := range m.bins {
+		if !isNumber(b.value) {
+			continue
+		}
+		if cur, ok := f.sets[b.name]; ok {
+			if cur != nil && !sameNumberKind(cur, b.value) {
+				return false
+			}
+		} else if cur, ok := f.incs[b.name]; ok && !sameNumberKind(cur, b.value) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fold) accept(m *mapped) {
+	f.recs = append(f.recs, m)
+	if cur, ok := f.pos[m.pos]; !ok || m.offset > cur {
+		f.pos[m.pos] = m.offset
+	}
+}
+
+func isNumber(v any) bool {
+	switch v.(type) {
+	case int64, float64:
+		return true
+	}
+	return false
+}
+
+func sameNumberKind(a, b any) bool {
+	switch a.(type) {
+	case int64:
+		_, ok := b.(int64)
+		return ok
+	case float64:
+		_, ok := b.(float64)
+		return ok
+	}
+	return false
+}
+
+// addNumbers adds two numbers of the same kind; a nil a (a deleted bin)
+// counts as missing, so the result is b. Integer addition wraps as the
+// server's does.
+func addNumbers(a, b any) any {
+	switch x := a.(type) {
+	case int64:
+		return x + b.(int64)
+	case float64:
+		return x + b.(float64)
+	}
+	return b
+}
