@@ -38,10 +38,10 @@ func newTaskCtx() *taskCtx {
 	return &taskCtx{reg: prometheus.NewRegistry(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }
 
-func (c *taskCtx) Connector() string                 { return "test-sink" }
-func (c *taskCtx) TaskID() int                       { return 0 }
-func (c *taskCtx) Logger() *slog.Logger              { return c.log }
-func (c *taskCtx) Metrics() prometheus.Registerer    { return c.reg }
+func (c *taskCtx) Connector() string              { return "test-sink" }
+func (c *taskCtx) TaskID() int                    { return 0 }
+func (c *taskCtx) Logger() *slog.Logger           { return c.log }
+func (c *taskCtx) Metrics() prometheus.Registerer { return c.reg }
 func (c *taskCtx) ReportError(rec *sdk.SinkRecord, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
