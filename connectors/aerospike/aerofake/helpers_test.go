@@ -21,6 +21,9 @@ func startServer(t testing.TB, cfg aerofake.Config) *aerofake.Server {
 		if err := srv.Close(); err != nil {
 			t.Errorf("close aerofake: %v", err)
 		}
+		if p := srv.Stats().Panics; p != 0 {
+			t.Errorf("server recorded %d panics", p)
+		}
 	})
 	return srv
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +87,7 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
 	closed bool
+	done   chan struct{} // closed by Close; interrupts injected delays
 	wg     sync.WaitGroup
 }
 
@@ -142,6 +144,7 @@ func newServer(cfg Config) (*Server, error) {
 		node:       cfg.NodeName,
 		log:        cfg.Logger.With("component", "aerofake"),
 		conns:      make(map[*conn]struct{}),
+		done:       make(chan struct{}),
 	}
 	for _, nc := range cfg.Namespaces {
 		if err := validateNamespace(nc); err != nil {
@@ -189,6 +192,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.done)
 	var err error
 	if s.ln != nil {
 		err = s.ln.Close()
@@ -245,6 +249,20 @@ func (s *Server) acceptLoop() {
 		s.stats.connectionsOpened.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer func() {
+				// Defence in depth for the long-running CLI server: a bug must
+				// cost one connection, not the process. Tests and the fuzz
+				// target fail on any recorded panic.
+				if p := recover(); p != nil {
+					s.stats.panics.Add(1)
+					s.log.Error("connection handler panicked", "panic", p, "stack", string(debug.Stack()))
+					_ = nc.Close()
+					s.mu.Lock()
+					delete(s.conns, c)
+					s.mu.Unlock()
+					s.stats.connectionsClosed.Add(1)
+				}
+			}()
 			err := c.serve()
 			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errDropped) {
 				s.log.Debug("connection closed", "remote", nc.RemoteAddr().String(), "err", err)
@@ -484,7 +502,13 @@ func (c *conn) applyBefore(act *faultAction) error {
 		if err := c.w.Flush(); err != nil {
 			return err
 		}
-		time.Sleep(act.delay)
+		timer := time.NewTimer(act.delay)
+		select {
+		case <-timer.C:
+		case <-c.s.done:
+			timer.Stop()
+			return net.ErrClosed
+		}
 	}
 	if act.drop && !act.afterApply {
 		return errDropped

@@ -27,6 +27,9 @@ type Stats struct {
 	MalformedFrames int64
 	// FaultsInjected counts commands disturbed by fault rules.
 	FaultsInjected int64
+	// Panics counts connection handlers that panicked (a server bug; the
+	// connection is closed and the server keeps running).
+	Panics int64
 }
 
 type counters struct {
@@ -43,6 +46,7 @@ type counters struct {
 	scanRecords       atomic.Int64
 	errors            atomic.Int64
 	malformed         atomic.Int64
+	panics            atomic.Int64
 }
 
 // count records one single-record command or batch row.
@@ -79,6 +83,7 @@ func (s *Server) Stats() Stats {
 		Errors:            c.errors.Load(),
 		MalformedFrames:   c.malformed.Load(),
 		FaultsInjected:    s.faults.fired.Load(),
+		Panics:            c.panics.Load(),
 	}
 }
 
@@ -103,6 +108,7 @@ func (st Stats) String() string {
 		{"errors", st.Errors},
 		{"malformed_frames", st.MalformedFrames},
 		{"faults_injected", st.FaultsInjected},
+		{"panics", st.Panics},
 	}
 	var b strings.Builder
 	for i, p := range pairs {
