@@ -132,16 +132,16 @@ func configDef() *configdef.Def {
 	def(configdef.Key{Name: KeyTLSKeyFile, Type: configdef.String, Default: "", Importance: configdef.Low, Group: groupConn,
 		DisplayName: "TLS client key", Documentation: "PEM private key of aerospike.tls.cert.file."})
 	def(configdef.Key{Name: KeyConnectTimeout, Type: configdef.Int, Default: int32(5000), Importance: configdef.Low, Group: groupConn,
-		DisplayName: "Connect timeout (ms)", Validator: intRange{min: 1, max: 600000},
+		DisplayName: "Connect timeout (ms)", Validator: configdef.Between[int32](1, 600000),
 		Documentation: "How long connecting to the cluster (at task start and for validation) may take, in milliseconds."})
 	def(configdef.Key{Name: KeySocketTimeout, Type: configdef.Int, Default: int32(5000), Importance: configdef.Low, Group: groupConn,
-		DisplayName: "Socket timeout (ms)", Validator: intRange{min: 0, max: 600000},
+		DisplayName: "Socket timeout (ms)", Validator: configdef.Between[int32](0, 600000),
 		Documentation: "Socket idle timeout of one attempt of a command, in milliseconds; 0 means only the total timeout applies."})
 	def(configdef.Key{Name: KeyTotalTimeout, Type: configdef.Int, Default: int32(10000), Importance: configdef.Low, Group: groupConn,
-		DisplayName: "Total timeout (ms)", Validator: intRange{min: 1, max: 600000},
+		DisplayName: "Total timeout (ms)", Validator: configdef.Between[int32](1, 600000),
 		Documentation: "Upper bound of one batch command including the client's own retries, in milliseconds."})
 	def(configdef.Key{Name: KeyClientRetries, Type: configdef.Int, Default: int32(2), Importance: configdef.Low, Group: groupConn,
-		DisplayName: "Client retries", Validator: intRange{min: 0, max: 100},
+		DisplayName: "Client retries", Validator: configdef.Between[int32](0, 100),
 		Documentation: "Retries the Aerospike client makes inside one command on network errors and timeouts. They are safe: every write is conditional on the generation it read."})
 
 	def(configdef.Key{Name: KeyNamespace, Type: configdef.String, Required: true, Importance: configdef.High, Group: groupTarget,
@@ -151,7 +151,7 @@ func configDef() *configdef.Def {
 		DisplayName: "Set", Validator: setValidator{},
 		Documentation: "Set records are written to: a fixed name, " + TopicPlaceholder + " for the record's topic (after transforms), or empty for the namespace's null set. At most 63 bytes after substitution."})
 	def(configdef.Key{Name: KeyKeySource, Type: configdef.String, Default: KeySourceRecordKey, Importance: configdef.High, Group: groupTarget,
-		DisplayName: "Key source", Validator: oneOf{KeySourceRecordKey, KeySourceValueField, KeySourceHeader},
+		DisplayName: "Key source", Validator: configdef.OneOf(KeySourceRecordKey, KeySourceValueField, KeySourceHeader),
 		Dependents:    []string{KeyKeyField, KeyKeyHeader},
 		Documentation: "Where the Aerospike user key comes from: record_key (the Kafka record key), value_field (the value field named by key.field) or header (the header named by key.header). The mapping must be deterministic: a redelivered record must map to the same key."})
 	def(configdef.Key{Name: KeyKeyField, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupTarget,
@@ -159,7 +159,7 @@ func configDef() *configdef.Def {
 	def(configdef.Key{Name: KeyKeyHeader, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupTarget,
 		DisplayName: "Key header", Documentation: "Header holding the key when key.source=header; its bytes are the key."})
 	def(configdef.Key{Name: KeyKeyType, Type: configdef.String, Default: KeyTypeAuto, Importance: configdef.Medium, Group: groupTarget,
-		DisplayName: "Key type", Validator: oneOf{KeyTypeAuto, KeyTypeString, KeyTypeInteger, KeyTypeBytes},
+		DisplayName: "Key type", Validator: configdef.OneOf(KeyTypeAuto, KeyTypeString, KeyTypeInteger, KeyTypeBytes),
 		Documentation: "Type of the Aerospike user key, which is part of the record digest: auto (integers stay integers, text is a string, bytes a blob), string, integer or bytes."})
 	def(configdef.Key{Name: KeySendKey, Type: configdef.Boolean, Default: false, Importance: configdef.Low, Group: groupTarget,
 		DisplayName: "Store key", Documentation: "Store the user key with the record (Aerospike send-key), so scans return it."})
@@ -175,7 +175,7 @@ func configDef() *configdef.Def {
 		Documentation: "field:bin pairs, comma-separated, naming the bin a field is written to. Bin names are at most 15 bytes."})
 
 	def(configdef.Key{Name: KeyWriteMode, Type: configdef.String, Default: ModeUpdate, Importance: configdef.High, Group: groupWrite,
-		DisplayName: "Write mode", Validator: oneOf{ModeReplace, ModeUpdate, ModeIncrement},
+		DisplayName: "Write mode", Validator: configdef.OneOf(ModeReplace, ModeUpdate, ModeIncrement),
 		Documentation: "replace: the record's bins become exactly the value's fields. update: the value's fields are written over the existing bins (null deletes a bin). increment: numeric fields are added to the bins (counters), other fields are written as in update."})
 	def(configdef.Key{Name: KeyTTL, Type: configdef.Long, Default: int64(0), Importance: configdef.Medium, Group: groupWrite,
 		DisplayName: "TTL (s)", Validator: ttlValidator{},
@@ -187,16 +187,16 @@ func configDef() *configdef.Def {
 		DisplayName: "Effectively once", Dependents: []string{KeyPositionsBin},
 		Documentation: "Apply every Kafka record at most once per Aerospike record (positions bin plus generation-checked writes). false writes blindly: faster, but a replay applies records again, so increment mode requires true."})
 	def(configdef.Key{Name: KeyRetryAttempts, Type: configdef.Int, Default: int32(10), Importance: configdef.Low, Group: groupWrite,
-		DisplayName: "Retry attempts", Validator: intRange{min: 1, max: 1000},
+		DisplayName: "Retry attempts", Validator: configdef.Between[int32](1, 1000),
 		Documentation: "Attempts per record key inside one put for retriable failures (timeouts, KEY_BUSY, unavailable partitions, connection errors) and generation conflicts; afterwards the put fails as retriable and the framework redelivers the batch."})
 	def(configdef.Key{Name: KeyRetryBackoff, Type: configdef.Int, Default: int32(20), Importance: configdef.Low, Group: groupWrite,
-		DisplayName: "Retry backoff (ms)", Validator: intRange{min: 0, max: 60000},
+		DisplayName: "Retry backoff (ms)", Validator: configdef.Between[int32](0, 60000),
 		Documentation: "First backoff between attempts, in milliseconds; it doubles (with jitter) up to retry.backoff.max.ms."})
 	def(configdef.Key{Name: KeyRetryBackoffMx, Type: configdef.Int, Default: int32(1000), Importance: configdef.Low, Group: groupWrite,
-		DisplayName: "Max retry backoff (ms)", Validator: intRange{min: 0, max: 600000},
+		DisplayName: "Max retry backoff (ms)", Validator: configdef.Between[int32](0, 600000),
 		Documentation: "Largest backoff between attempts, in milliseconds."})
 	def(configdef.Key{Name: KeyBatchMaxKeys, Type: configdef.Int, Default: int32(5000), Importance: configdef.Low, Group: groupWrite,
-		DisplayName: "Keys per batch command", Validator: intRange{min: 1, max: 100000},
+		DisplayName: "Keys per batch command", Validator: configdef.Between[int32](1, 100000),
 		Documentation: "Most record keys sent in one BatchRead/BatchOperate command; larger puts are split."})
 	return d
 }
@@ -259,7 +259,7 @@ func parseConfig(props map[string]string) (*Config, []sdk.FieldError) {
 func configFromVals(vals map[string]any) *Config {
 	c := &Config{
 		User:            vals[KeyUser].(string),
-		Password:        vals[KeyPassword].(string),
+		Password:        vals[KeyPassword].(configdef.Secret).Value(),
 		ClusterName:     vals[KeyClusterName].(string),
 		TLS:             vals[KeyTLSEnabled].(bool),
 		TLSName:         vals[KeyTLSName].(string),
@@ -316,77 +316,37 @@ func toSet(list []string) map[string]bool {
 	return m
 }
 
-// parseDef turns raw properties into typed values (the configdef type
-// rules: INT is int32, LONG int64, LIST []string, ...) and runs each key's
-// validator. Keys the definition does not know are ignored: they belong to
-// the framework.
+// parseDef parses props with the ConfigDef (types, required keys,
+// validators) and returns the values of the keys that are valid, plus one
+// error per invalid key. Keys the definition does not know are ignored:
+// they belong to the framework.
 func parseDef(def *configdef.Def, props map[string]string) (map[string]any, []sdk.FieldError) {
-	vals := map[string]any{}
 	var errs []sdk.FieldError
+	bad := map[string]bool{}
+	for _, cv := range def.Validate(props) {
+		for _, msg := range cv.Errors {
+			errs = append(errs, sdk.FieldError{Key: cv.Name, Message: msg})
+			bad[cv.Name] = true
+		}
+	}
+	vals := map[string]any{}
 	for _, k := range def.Keys() {
+		if bad[k.Name] {
+			continue
+		}
 		raw, ok := props[k.Name]
 		if !ok {
-			if k.Required {
-				errs = append(errs, sdk.FieldError{Key: k.Name, Message: fmt.Sprintf("Missing required configuration %q which has no default value.", k.Name)})
-				continue
-			}
 			vals[k.Name] = k.Default
 			continue
 		}
-		v, err := parseValue(k.Type, raw)
-		if err != nil {
-			errs = append(errs, sdk.FieldError{Key: k.Name, Message: fmt.Sprintf("Invalid value %s for configuration %s: %v", raw, k.Name, err)})
+		v, err := configdef.ParseValue(k.Name, k.Type, raw)
+		if err != nil { // cannot happen: Validate parsed it
+			errs = append(errs, sdk.FieldError{Key: k.Name, Message: err.Error()})
 			continue
-		}
-		if k.Validator != nil {
-			if err := k.Validator.Validate(k.Name, v); err != nil {
-				errs = append(errs, sdk.FieldError{Key: k.Name, Message: err.Error()})
-				continue
-			}
 		}
 		vals[k.Name] = v
 	}
 	return vals, errs
-}
-
-func parseValue(t configdef.Type, raw string) (any, error) {
-	s := strings.TrimSpace(raw)
-	switch t {
-	case configdef.String, configdef.Class:
-		return s, nil
-	case configdef.Password:
-		return raw, nil
-	case configdef.Boolean:
-		switch strings.ToLower(s) {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
-		}
-		return nil, errors.New("expected true or false")
-	case configdef.Int:
-		n, err := strconv.ParseInt(s, 10, 32)
-		if err != nil {
-			return nil, errors.New("not a 32-bit integer")
-		}
-		return int32(n), nil
-	case configdef.Long:
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, errors.New("not a 64-bit integer")
-		}
-		return n, nil
-	case configdef.List:
-		if s == "" {
-			return []string{}, nil
-		}
-		parts := strings.Split(s, ",")
-		for i := range parts {
-			parts[i] = strings.TrimSpace(parts[i])
-		}
-		return parts, nil
-	}
-	return nil, fmt.Errorf("unsupported type %s", t)
 }
 
 // crossCheck validates rules that involve more than one key. vals may lack
@@ -555,34 +515,6 @@ func (hostListValidator) Validate(key string, v any) error {
 	return nil
 }
 func (hostListValidator) String() string { return "host[:port],..." }
-
-type oneOf []string
-
-func (o oneOf) Validate(key string, v any) error {
-	s, _ := v.(string)
-	if !slices.Contains(o, s) {
-		return fmt.Errorf("Invalid value %q for configuration %s: must be one of %s", s, key, o.String())
-	}
-	return nil
-}
-func (o oneOf) String() string { return "[" + strings.Join(o, ", ") + "]" }
-
-type intRange struct{ min, max int64 }
-
-func (r intRange) Validate(key string, v any) error {
-	var n int64
-	switch x := v.(type) {
-	case int32:
-		n = int64(x)
-	case int64:
-		n = x
-	}
-	if n < r.min || n > r.max {
-		return fmt.Errorf("Invalid value %d for configuration %s: must be in %s", n, key, r.String())
-	}
-	return nil
-}
-func (r intRange) String() string { return fmt.Sprintf("[%d,...,%d]", r.min, r.max) }
 
 type ttlValidator struct{}
 

@@ -13,6 +13,7 @@ import (
 
 	as "github.com/aerospike/aerospike-client-go/v7"
 
+	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/framework/sdk"
 )
 
@@ -273,19 +274,21 @@ func convertKey(raw any, typ, where string) (any, error) {
 	return k, nil
 }
 
-// fieldMapper is implemented by structured values that are not plain maps
-// (the framework's Struct); it returns the fields by name.
-type fieldMapper interface {
-	AsMap() map[string]any
-}
-
 // valueFields returns the top-level fields of a value.
 func valueFields(v any) (map[string]any, error) {
 	switch x := v.(type) {
 	case map[string]any:
 		return x, nil
-	case fieldMapper:
-		return x.AsMap(), nil
+	case *data.StructValue:
+		if x == nil {
+			return nil, mappingErr("value is a nil struct")
+		}
+		fs := x.Schema().Fields
+		out := make(map[string]any, len(fs))
+		for i, f := range fs {
+			out[f.Name] = x.At(i)
+		}
+		return out, nil
 	case map[any]any:
 		out := make(map[string]any, len(x))
 		for k, fv := range x {
@@ -333,7 +336,10 @@ func binValue(v any) (any, error) {
 			out[i] = ev
 		}
 		return out, nil
-	case map[string]any, fieldMapper, map[any]any:
+	case data.Decimal:
+		// Aerospike has no decimal type; the plain string keeps every digit.
+		return x.PlainString(), nil
+	case map[string]any, *data.StructValue, map[any]any:
 		fields, err := valueFields(x)
 		if err != nil {
 			return nil, err
