@@ -2,8 +2,10 @@ package aerospike
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -78,7 +80,7 @@ func checkCluster(ctx context.Context, cfg *Config) []sdk.FieldError {
 	defer cancel()
 	client, err := connect(ctx, &probe)
 	if err != nil {
-		return []sdk.FieldError{{Key: KeyHosts, Message: fmt.Sprintf("cannot reach the Aerospike cluster at %s: %v", hostsString(probe.Hosts), err)}}
+		return []sdk.FieldError{{Key: KeyHosts, Message: fmt.Sprintf("cannot reach the Aerospike cluster at %s: %s", hostsString(probe.Hosts), rootCause(err))}}
 	}
 	defer client.Close()
 	nodes := client.GetNodes()
@@ -123,3 +125,29 @@ func (c *Connector) Stop(ctx context.Context) error { return nil }
 
 // NewTask returns a fresh sink task.
 func (c *Connector) NewTask() sdk.SinkTask { return &SinkTask{} }
+
+// rootCause renders the innermost error of a chain on one line: client
+// errors nest several layers of context around the socket error users
+// need to see.
+func rootCause(err error) string {
+	code := ""
+	for {
+		var ae *as.AerospikeError
+		if errors.As(err, &ae) && code == "" {
+			code = ae.ResultCode.String()
+		}
+		if _, isNet := err.(*net.OpError); isNet {
+			break // "dial tcp host:port: connect: connection refused"
+		}
+		next := errors.Unwrap(err)
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	if code != "" {
+		return msg + " (" + code + ")"
+	}
+	return msg
+}

@@ -1,13 +1,15 @@
 package aerospike
 
 // fold is the combined effect of consecutive records on one Aerospike key,
-// so that a batch writes each key once. Folding never changes the outcome
-// compared with applying the records one by one, with one documented
-// exception: float increments are summed before they are added, which can
-// round differently in the last bits. When a record cannot be folded onto
-// the run before it (an increment onto a bin the run set to a string, an
-// integer onto a float), the fold ends there and the record goes into the
-// next write.
+// so that a batch writes each key once. Folding gives the same record and
+// the same rejected records as applying the records one by one (a property
+// test checks this against the test server), with two documented
+// exceptions: float increments are summed before they are added, which can
+// round differently in the last bits; and a record that would make the
+// stored record too big is not rejected when a later record of the same
+// run removes the bins that made it so. When a record cannot join the run
+// without changing the outcome (see add and canIncrement), the run ends
+// before it and the record goes into the next write.
 type fold struct {
 	recs []*mapped
 	// clear: the run starts from an empty record (replace mode, or a
@@ -48,6 +50,11 @@ func (f *fold) reset() {
 // when m cannot be combined with what the run already holds.
 func (f *fold) add(m *mapped, mode string) bool {
 	if m.tombstone {
+		if len(f.incs) > 0 {
+			// Replacing the record would hide whether the run's increments
+			// of stored bins are valid (see canIncrement).
+			return false
+		}
 		f.reset()
 		f.accept(m)
 		return true
@@ -95,21 +102,30 @@ func (f *fold) add(m *mapped, mode string) bool {
 	return true
 }
 
-// canIncrement reports whether every numeric field of m can be added to
-// the run's value for that bin without changing the outcome: the server
-// fails an integer increment of a float bin (and the reverse, and any
-// increment of a non-number), so such combinations are left to the server.
+// canIncrement reports whether m can join the run without changing the
+// outcome compared with applying it alone. The server refuses an increment
+// of a bin holding another type (a string, or a float for an integer
+// delta), and refuses the whole record. So a numeric field must match the
+// kind of the value the run gives its bin, and no field may overwrite a
+// bin the run increments: that increment targets the stored value, whose
+// type only the server knows, and overwriting it would hide a refusal.
 func (f *fold) canIncrement(m *mapped) bool {
 	for _, b := range m.bins {
-		if !isNumber(b.value) {
-			continue
-		}
-		if cur, ok := f.sets[b.name]; ok {
+		cur, isSet := f.sets[b.name]
+		inc, isInc := f.incs[b.name]
+		switch {
+		case !isNumber(b.value):
+			if isInc {
+				return false
+			}
+		case isSet:
 			if cur != nil && !sameNumberKind(cur, b.value) {
 				return false
 			}
-		} else if cur, ok := f.incs[b.name]; ok && !sameNumberKind(cur, b.value) {
-			return false
+		case isInc:
+			if !sameNumberKind(inc, b.value) {
+				return false
+			}
 		}
 	}
 	return true
