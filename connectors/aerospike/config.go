@@ -521,7 +521,7 @@ type ttlValidator struct{}
 func (ttlValidator) Validate(key string, v any) error {
 	n, _ := v.(int64)
 	if n < -2 || n > maxTTL {
-		return fmt.Errorf("Invalid value %d for configuration %s: must be -2 (keep), -1 (never expire), 0 (namespace default) or 1..%d seconds", n, key, maxTTL)
+		return configdef.Invalid(key, n, fmt.Sprintf("must be -2 (keep), -1 (never expire), 0 (namespace default) or 1..%d seconds", maxTTL))
 	}
 	return nil
 }
