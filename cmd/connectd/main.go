@@ -48,6 +48,7 @@ func rootCommand() *command {
 		children: []*command{
 			versionCommand(),
 			devCommand(),
+			pluginCommand(),
 		},
 	}
 }
