@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -127,26 +128,13 @@ func TestPluginReportsFailures(t *testing.T) {
 	}
 	for i, w := range want {
 		f, ok := byIndex[i]
-		if !ok || f.Stage != w.stage || !contains(f.Message, w.text) {
+		if !ok || f.Stage != w.stage || !strings.Contains(f.Message, w.text) {
 			t.Errorf("failure %d = %+v, want stage %s with %q", i, f, w.stage, w.text)
 		}
 	}
 	if got := stored(t, srv, "s", "c"); got == nil || got.Bins["n"] != int64(1) {
 		t.Fatalf("c = %v", got)
 	}
-}
-
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
 
 // Two plugin processes apply the same partitions: the zombie is frozen
