@@ -129,7 +129,7 @@ func (t *SinkTask) Put(ctx context.Context, records []*sdk.SinkRecord) error {
 		mr, err := t.mapper.mapRecord(rec, i)
 		if err != nil {
 			t.m.errors.WithLabelValues(labelBadMapping).Inc()
-			t.tctx.ReportError(rec, fmt.Errorf("aerospike sink: record %s-%d@%d: %w", rec.OriginalTopic, rec.OriginalPartition, rec.OriginalOffset, err))
+			t.tctx.ReportError(rec, fmt.Errorf("record %s-%d@%d: %w", rec.OriginalTopic, rec.OriginalPartition, rec.OriginalOffset, err))
 			continue
 		}
 		mapped = append(mapped, mr)

@@ -171,18 +171,6 @@ func (w *workerProc) failed() string {
 	return ""
 }
 
-func (w *workerProc) running(tasks int) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for _, l := range w.lines {
-		if strings.HasPrefix(l, "task ") && strings.Contains(l, " RUNNING ") {
-			n++
-		}
-	}
-	return n >= tasks
-}
-
 func (w *workerProc) logTail() string {
 	raw, _ := os.ReadFile(w.logPath)
 	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
@@ -321,6 +309,9 @@ func TestCounterPipelineSurvivesWorkerKills(t *testing.T) {
 			t.Fatalf("sink task failed: %s\n%s", l, sink.logTail())
 		}
 		got := counters(t, srv, "counters")
+		if total(got) > total(want) {
+			t.Fatalf("%d units applied, more than the %d produced", total(got), total(want))
+		}
 		return maps.Equal(got, want), fmt.Sprintf("%d of %d units applied", total(got), total(want))
 	})
 	src.stop()
@@ -382,12 +373,16 @@ func total(m map[string]int64) int64 {
 	return s
 }
 
-// counters returns the amount bin of every record in set.
+// counters returns the amount bin of every record in set, by user key
+// (the sink must store it: send.key=true).
 func counters(t *testing.T, srv *aerofake.Server, set string) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	for _, r := range srv.Records("test", set) {
-		k, _ := r.Key.(string)
+		k, ok := r.Key.(string)
+		if !ok {
+			t.Fatalf("record %x has no stored key (send.key=true is needed)", r.Digest)
+		}
 		if n, ok := r.Bins["amount"].(int64); ok {
 			out[k] = n
 		}
@@ -422,5 +417,175 @@ func checkCounters(t *testing.T, srv *aerofake.Server, want map[string]int64, la
 		if pos := positionsOf(t, r, "kafka_pos"); !maps.Equal(pos, last[k]) {
 			t.Errorf("%s: positions %v, want %v", k, pos, last[k])
 		}
+	}
+}
+
+// produce writes records synchronously with a plain producer.
+func produce(t *testing.T, topic string, recs ...kafka.Message) {
+	t.Helper()
+	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": kafkatest.Bootstrap(t), "enable.idempotence": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	done := make(chan kafka.Event, len(recs))
+	for i := range recs {
+		m := recs[i]
+		m.TopicPartition.Topic = &topic
+		if err := p.Produce(&m, done); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range recs {
+		if m := (<-done).(*kafka.Message); m.TopicPartition.Error != nil {
+			t.Fatal(m.TopicPartition.Error)
+		}
+	}
+}
+
+func msg(p int32, key string, value string) kafka.Message {
+	m := kafka.Message{TopicPartition: kafka.TopicPartition{Partition: p}, Key: []byte(key)}
+	if value != "" {
+		m.Value = []byte(value)
+	}
+	return m
+}
+
+// Fault injection through the test server, with the real worker: transient
+// failures are retried until the counters are exact; permanent failures
+// go to the dead-letter queue with context headers naming the result code;
+// while writes keep failing nothing is committed past the unwritten records.
+func TestWorkerFaultsAndDeadLetters(t *testing.T) {
+	bootstrap := kafkatest.Bootstrap(t)
+	env := newWorkerEnv(t)
+	srv := startServer(t, aerofake.Config{})
+	topic := kafkatest.Topic(t, kafkatest.Partitions(3))
+	dlq := kafkatest.Topic(t)
+	offsetsTopic := kafkatest.UniqueName(t, "offsets")
+	kafkatest.CreateTopic(t, offsetsTopic, kafkatest.Partitions(1), kafkatest.Config("cleanup.policy", "compact"))
+	name := kafkatest.UniqueName(t, "sink")
+	props := map[string]string{
+		"name": name, "connector.class": Class, "tasks.max": "1", "topics": topic,
+		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+		"errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+		"errors.deadletterqueue.topic.replication.factor": "1", "errors.deadletterqueue.context.headers.enable": "true",
+		KeyHosts: srv.Addr(), KeyNamespace: "test", KeySet: "counters", KeyWriteMode: ModeIncrement, KeySendKey: "true",
+		KeyClientRetries: "0", KeyRetryAttempts: "4", KeyRetryBackoff: "10", KeyRetryBackoffMx: "100",
+	}
+	admin := kafkatest.Admin(t)
+	want := map[string]int64{}
+	ends := map[int32]int64{}
+	var good []kafka.Message
+	add := func(p int32, k string, amount int64) {
+		good = append(good, msg(p, k, fmt.Sprintf(`{"amount":%d}`, amount)))
+		want[k] += amount
+		ends[p]++
+	}
+
+	// Transient failures on reads, writes and whole batches.
+	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, Times: 20, ResultCode: aerofake.KeyBusy})
+	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, Times: 5, ResultCode: aerofake.Timeout, AfterApply: true})
+	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpRead, Times: 5, DropConnection: true})
+	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpBatch, Times: 3, ResultCode: aerofake.PartitionUnavailable})
+	for i := range 300 {
+		add(int32(i%3), keyName(i%17), int64(i%7+1))
+	}
+	produce(t, topic, good...)
+	sink := env.startWorker(t, bootstrap, offsetsTopic, props)
+	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
+		got := counters(t, srv, "counters")
+		return maps.Equal(got, want), fmt.Sprintf("%d of %d units applied; pending faults %d", total(got), total(want), len(srv.PendingFaults()))
+	})
+	if n := len(srv.PendingFaults()); n != 0 {
+		t.Fatalf("%d fault rules were not hit", n)
+	}
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) { return committedAt(admin, name, topic, ends) })
+
+	// Permanent failures: a string where a counter is, a value that is not
+	// JSON, an empty key. Good records around them are still applied.
+	produce(t, topic,
+		msg(0, "strkey", `{"amount":"text"}`),
+		msg(0, "strkey", `{"amount":5}`),
+		msg(1, "k1", `{not json`),
+		msg(2, "", `{"amount":1}`),
+	)
+	ends[0] += 2
+	ends[1]++
+	ends[2]++
+	want["strkey"] = 0 // the bin holds "text"; counters() skips it
+	delete(want, "strkey")
+	good = good[:0]
+	add(0, "k1", 100)
+	add(1, "k2", 100)
+	produce(t, topic, good...)
+	var dead []*kafka.Message
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		dead = kafkatest.ReadAll(t, dlq, kafkatest.ReadUncommitted, 500*time.Millisecond, 30*time.Second)
+		return len(dead) >= 3, fmt.Sprintf("%d dead letters", len(dead))
+	})
+	if len(dead) != 3 {
+		t.Fatalf("%d dead letters, want 3", len(dead))
+	}
+	headers := func(m *kafka.Message) map[string]string {
+		h := map[string]string{}
+		for _, x := range m.Headers {
+			h[x.Key] = string(x.Value)
+		}
+		return h
+	}
+	// One dead letter per partition; their order across partitions is the
+	// worker's business.
+	checks := map[string]struct{ stage, offset, message string }{
+		"0": {"TASK_PUT", fmt.Sprint(ends[0] - 2), "result code 12 BIN_TYPE_ERROR"},
+		"1": {"VALUE_CONVERTER", fmt.Sprint(ends[1] - 2), ""},
+		"2": {"TASK_PUT", fmt.Sprint(ends[2] - 1), "record key is empty"},
+	}
+	for i, m := range dead {
+		h := headers(m)
+		c, ok := checks[h["__connect.errors.partition"]]
+		if !ok || h["__connect.errors.stage"] != c.stage || h["__connect.errors.topic"] != topic ||
+			h["__connect.errors.offset"] != c.offset || !strings.Contains(h["__connect.errors.exception.message"], c.message) {
+			t.Errorf("dead letter %d headers %v, want one of %v", i, h, checks)
+		}
+		delete(checks, h["__connect.errors.partition"])
+	}
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		got := counters(t, srv, "counters")
+		return maps.Equal(got, want), fmt.Sprintf("%v, want %v", got, want)
+	})
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) { return committedAt(admin, name, topic, ends) })
+
+	// Writes keep failing: the put fails as retriable again and again, and
+	// the committed offsets stay where they are.
+	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, ResultCode: aerofake.KeyBusy})
+	good = good[:0]
+	before := maps.Clone(ends)
+	for i := range 30 {
+		add(int32(i%3), "late", 1)
+	}
+	produce(t, topic, good...)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if ok, why := committedAt(admin, name, topic, before); !ok {
+			t.Fatalf("offsets moved while the records could not be written: %s", why)
+		}
+		if stored(t, srv, "counters", "late") != nil {
+			t.Fatal("a write succeeded through the fault")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if l := sink.failed(); l != "" {
+		t.Fatalf("the task failed instead of retrying: %s", l)
+	}
+	srv.ClearFaults()
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		got := counters(t, srv, "counters")
+		return maps.Equal(got, want), fmt.Sprintf("late = %d", got["late"])
+	})
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) { return committedAt(admin, name, topic, ends) })
+	sink.stop()
+	if dead := kafkatest.ReadAll(t, dlq, kafkatest.ReadUncommitted, 500*time.Millisecond, 30*time.Second); len(dead) != 3 {
+		t.Fatalf("%d dead letters at the end, want 3 (transient failures must not be dead-lettered)", len(dead))
 	}
 }
