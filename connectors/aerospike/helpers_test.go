@@ -55,7 +55,7 @@ func (c *taskCtx) Reports() []reported {
 }
 
 // counter reads a counter (or counter vec child) of the task's registry.
-func (c *taskCtx) counter(t *testing.T, name string, labels ...string) float64 {
+func (c *taskCtx) counter(t testing.TB, name string, labels ...string) float64 {
 	t.Helper()
 	mfs, err := c.reg.Gather()
 	if err != nil {

@@ -478,3 +478,29 @@ func TestParameterErrorReported(t *testing.T) {
 		t.Fatal("record written although the server refused it")
 	}
 }
+
+// A read the server refuses for good fails the whole BatchGet; the sink
+// then reads row by row and reports only the key that is refused.
+func TestPermanentReadErrorReportsOnlyThatKey(t *testing.T) {
+	srv := startServer(t, aerofake.Config{})
+	task, tc := startTask(t, baseProps(srv, KeyWriteMode, ModeIncrement))
+	// Rows a and b of the BatchGet, then row a of the per-row read.
+	srv.FailNext(3, aerofake.OpRead, aerofake.ParameterError)
+	mustPut(t, task,
+		rec("t", 0, 0, "a", map[string]any{"n": int64(1)}),
+		rec("t", 0, 1, "b", map[string]any{"n": int64(2)}),
+		rec("t", 0, 2, "a", map[string]any{"n": int64(3)}),
+	)
+	reps := tc.Reports()
+	if len(reps) != 2 {
+		t.Fatalf("reports = %v, want both records of key a", reps)
+	}
+	for _, r := range reps {
+		if r.rec.Key != "a" || !strings.Contains(r.err.Error(), "result code 4 PARAMETER_ERROR") {
+			t.Fatalf("report %s", describe(r))
+		}
+	}
+	if stored(t, srv, "s", "a") != nil || stored(t, srv, "s", "b").Bins["n"] != int64(2) {
+		t.Fatal("wrong records written")
+	}
+}

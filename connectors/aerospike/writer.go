@@ -27,6 +27,9 @@ type writer struct {
 	log     *slog.Logger
 	report  reporter
 	readPol *as.BatchPolicy
+	// getPol reads positions with BatchGet, which reports a missing record
+	// as nil instead of building an error (with a stack trace) per row.
+	getPol *as.BatchPolicy
 	// writePol is the parent policy of batch writes.
 	writePol *as.BatchPolicy
 	readBin  []string
@@ -46,18 +49,21 @@ func newWriter(cfg *Config, client *as.Client, m *sinkMetrics, log *slog.Logger,
 		p.AllowPartialResults = true
 		return p
 	}
-	return &writer{
+	w := &writer{
 		cfg:      cfg,
 		client:   client,
 		m:        m,
 		log:      log,
 		report:   report,
 		readPol:  base(),
+		getPol:   base(),
 		writePol: base(),
 		readBin:  []string{cfg.PositionsBin},
 		mapPol:   as.DefaultMapPolicy(),
 		sleep:    sleepCtx,
 	}
+	w.getPol.AllowPartialResults = false // a failed row must fail the read, not read as absent
+	return w
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -182,17 +188,61 @@ func (w *writer) applyChunk(ctx context.Context, keys []*keyState) error {
 // readPositions reads generation and positions bin of every key whose
 // state is not known. It reports whether any key failed transiently.
 func (w *writer) readPositions(pending []*keyState) (bool, error) {
-	var rows []as.BatchRecordIfc
+	var keys []*as.Key
 	var reading []*keyState
 	for _, ks := range pending {
 		if ks.known {
 			continue
 		}
-		rows = append(rows, as.NewBatchRead(nil, ks.key, w.readBin))
+		keys = append(keys, ks.key)
 		reading = append(reading, ks)
 	}
-	if len(rows) == 0 {
+	if len(keys) == 0 {
 		return false, nil
+	}
+	recs, err := w.client.BatchGet(w.getPol, keys, w.cfg.PositionsBin)
+	if err != nil {
+		rc := errCode(err)
+		if classify(rc) != classRetriable {
+			// A row the server refused for good fails the whole BatchGet;
+			// per-row results tell which key it was.
+			return w.readPositionsRows(reading)
+		}
+		for _, ks := range reading {
+			ks.fails++
+			ks.lastErr = err
+			w.m.retries.Inc()
+		}
+		w.m.errors.WithLabelValues(codeLabel(rc)).Inc()
+		return true, nil
+	}
+	for i, ks := range reading {
+		w.setRead(ks, recs[i])
+	}
+	return false, nil
+}
+
+// setRead records what a read returned for a key; rec is nil when the
+// record does not exist.
+func (w *writer) setRead(ks *keyState, rec *as.Record) {
+	if rec == nil {
+		ks.known, ks.exists, ks.gen, ks.pos = true, false, 0, nil
+		return
+	}
+	pos, err := parsePositions(rec, w.cfg.PositionsBin)
+	if err != nil {
+		w.reportAll(ks, types.BIN_TYPE_ERROR, err)
+		return
+	}
+	ks.known, ks.exists, ks.gen, ks.pos = true, true, rec.Generation, pos
+}
+
+// readPositionsRows is readPositions with per-row results (BatchOperate
+// reads), used when a BatchGet failed for a reason that is not transient.
+func (w *writer) readPositionsRows(reading []*keyState) (bool, error) {
+	rows := make([]as.BatchRecordIfc, len(reading))
+	for i, ks := range reading {
+		rows[i] = as.NewBatchRead(nil, ks.key, w.readBin)
 	}
 	cmdErr := w.client.BatchOperate(w.readPol, rows)
 	cmdCode := types.OK
@@ -211,14 +261,9 @@ func (w *writer) readPositions(pending []*keyState) (bool, error) {
 		}
 		switch {
 		case rc == types.OK:
-			pos, err := parsePositions(br.Record, w.cfg.PositionsBin)
-			if err != nil {
-				w.reportAll(ks, types.BIN_TYPE_ERROR, err)
-				continue
-			}
-			ks.known, ks.exists, ks.gen, ks.pos = true, true, br.Record.Generation, pos
+			w.setRead(ks, br.Record)
 		case rc == types.KEY_NOT_FOUND_ERROR:
-			ks.known, ks.exists, ks.gen, ks.pos = true, false, 0, nil
+			w.setRead(ks, nil)
 		case classify(rc) == classRetriable:
 			troubled = true
 			ks.fails++
