@@ -11,7 +11,12 @@ package aerospike
 // without changing the outcome (see add and canIncrement), the run ends
 // before it and the record goes into the next write.
 type fold struct {
+	mode string
 	recs []*mapped
+	// one is the run's only record while it has one: most keys appear once
+	// per batch, and their write is built straight from the record's bins
+	// without the maps below.
+	one *mapped
 	// clear: the run starts from an empty record (replace mode, or a
 	// tombstone in the run), so the write replaces the record's bins.
 	clear bool
@@ -25,8 +30,43 @@ type fold struct {
 	pos map[string]int64
 }
 
-func newFold() *fold {
-	return &fold{sets: map[string]any{}, incs: map[string]any{}, pos: map[string]int64{}}
+func newFold(mode string) *fold {
+	return &fold{mode: mode, pos: make(map[string]int64, 1)}
+}
+
+// isClear reports whether the write replaces the record's bins.
+func (f *fold) isClear() bool {
+	if f.one != nil {
+		return f.one.tombstone || f.mode == ModeReplace
+	}
+	return f.clear
+}
+
+// each calls fn for every bin of the write in a deterministic order: the
+// value to write (nil deletes the bin) or, with inc, the delta to add.
+func (f *fold) each(fn func(name string, v any, inc bool)) {
+	if m := f.one; m != nil {
+		if m.tombstone {
+			return
+		}
+		for _, b := range m.bins {
+			switch {
+			case b.value == nil && f.mode == ModeReplace:
+			case f.mode == ModeIncrement && isNumber(b.value):
+				fn(b.name, b.value, true)
+			default:
+				fn(b.name, b.value, false)
+			}
+		}
+		return
+	}
+	for _, name := range f.order {
+		if v, ok := f.sets[name]; ok {
+			fn(name, v, false)
+		} else if v, ok := f.incs[name]; ok {
+			fn(name, v, true)
+		}
+	}
 }
 
 func (f *fold) empty() bool { return len(f.recs) == 0 }
@@ -48,7 +88,30 @@ func (f *fold) reset() {
 
 // add folds m onto the run. It reports false, leaving the fold unchanged,
 // when m cannot be combined with what the run already holds.
-func (f *fold) add(m *mapped, mode string) bool {
+func (f *fold) add(m *mapped) bool {
+	if len(f.recs) == 0 {
+		f.one = m
+		f.accept(m)
+		return true
+	}
+	if f.one != nil {
+		// A second record joins: move the first into the maps.
+		first := f.one
+		f.one = nil
+		f.sets, f.incs = map[string]any{}, map[string]any{}
+		f.merge(first)
+	}
+	if !f.merge(m) {
+		return false
+	}
+	f.accept(m)
+	return true
+}
+
+// merge combines m with the run's maps, or reports false (changing
+// nothing) when it cannot.
+func (f *fold) merge(m *mapped) bool {
+	mode := f.mode
 	if m.tombstone {
 		if len(f.incs) > 0 {
 			// Replacing the record would hide whether the run's increments
@@ -56,7 +119,6 @@ func (f *fold) add(m *mapped, mode string) bool {
 			return false
 		}
 		f.reset()
-		f.accept(m)
 		return true
 	}
 	switch mode {
@@ -98,7 +160,6 @@ func (f *fold) add(m *mapped, mode string) bool {
 			}
 		}
 	}
-	f.accept(m)
 	return true
 }
 

@@ -91,48 +91,48 @@ func TestFoldUnits(t *testing.T) {
 	m := func(off int64, bins ...bin) *mapped { return &mapped{pos: "t-0", offset: off, bins: bins} }
 	tomb := &mapped{pos: "t-0", offset: 9, tombstone: true}
 
-	f := newFold()
-	if !f.add(m(1, bin{"n", int64(2)}), ModeIncrement) || !f.add(m(2, bin{"n", int64(3)}), ModeIncrement) {
+	f := newFold(ModeIncrement)
+	if !f.add(m(1, bin{"n", int64(2)})) || !f.add(m(2, bin{"n", int64(3)})) {
 		t.Fatal("integer increments did not fold")
 	}
 	if f.incs["n"] != int64(5) || f.clear {
 		t.Fatalf("fold = %+v", f)
 	}
-	if f.add(m(3, bin{"n", 1.5}), ModeIncrement) {
+	if f.add(m(3, bin{"n", 1.5})) {
 		t.Fatal("a float increment folded onto an integer one")
 	}
 	if len(f.recs) != 2 || f.pos["t-0"] != 2 {
 		t.Fatal("a refused record changed the fold")
 	}
-	if f.add(tomb, ModeIncrement) {
+	if f.add(tomb) {
 		t.Fatal("a tombstone folded onto increments of stored bins")
 	}
-	f = newFold()
-	f.add(tomb, ModeIncrement)
-	f.add(m(10, bin{"n", int64(4)}), ModeIncrement)
+	f = newFold(ModeIncrement)
+	f.add(tomb)
+	f.add(m(10, bin{"n", int64(4)}))
 	if !f.clear || f.sets["n"] != int64(4) || len(f.incs) != 0 {
 		t.Fatalf("increment after tombstone = %+v, want a set of 4 on a cleared record", f)
 	}
 
-	f = newFold()
-	f.add(m(1, bin{"s", "x"}), ModeIncrement)
-	if f.add(m(2, bin{"s", int64(1)}), ModeIncrement) {
+	f = newFold(ModeIncrement)
+	f.add(m(1, bin{"s", "x"}))
+	if f.add(m(2, bin{"s", int64(1)})) {
 		t.Fatal("an increment folded onto a string")
 	}
-	f = newFold()
-	f.add(m(1, bin{"s", int64(1)}), ModeIncrement)
-	if f.add(m(2, bin{"s", "x"}), ModeIncrement) || f.add(m(2, bin{"s", nil}), ModeIncrement) {
+	f = newFold(ModeIncrement)
+	f.add(m(1, bin{"s", int64(1)}))
+	if f.add(m(2, bin{"s", "x"})) || f.add(m(2, bin{"s", nil})) {
 		t.Fatal("a set folded onto an increment of a stored bin")
 	}
-	f = newFold()
-	f.add(m(1, bin{"s", nil}), ModeIncrement)
-	f.add(m(2, bin{"s", int64(1)}), ModeIncrement)
+	f = newFold(ModeIncrement)
+	f.add(m(1, bin{"s", nil}))
+	f.add(m(2, bin{"s", int64(1)}))
 	if f.sets["s"] != int64(1) {
 		t.Fatalf("increment of a deleted bin = %v, want a set of 1", f.sets["s"])
 	}
-	f = newFold()
-	f.add(m(1, bin{"a", "x"}, bin{"b", "y"}), ModeReplace)
-	f.add(m(2, bin{"a", "z"}, bin{"c", nil}), ModeReplace)
+	f = newFold(ModeReplace)
+	f.add(m(1, bin{"a", "x"}, bin{"b", "y"}))
+	f.add(m(2, bin{"a", "z"}, bin{"c", nil}))
 	if !f.clear || !reflect.DeepEqual(f.sets, map[string]any{"a": "z"}) {
 		t.Fatalf("replace fold sets = %v", f.sets)
 	}

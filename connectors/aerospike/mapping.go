@@ -306,62 +306,89 @@ func valueFields(v any) (map[string]any, error) {
 // binValue converts a field value into a value the client encodes as the
 // intended particle: integers become int64, floats float64, objects maps.
 func binValue(v any) (any, error) {
+	out, _, err := normalize(v)
+	return out, err
+}
+
+// normalize is binValue that also reports whether the value changed, so
+// that lists and maps that are already in shape are passed on without a
+// copy.
+func normalize(v any) (any, bool, error) {
 	switch x := v.(type) {
-	case nil:
-		return nil, nil
-	case string, bool, int64, float64:
-		return x, nil
-	case []byte:
-		return x, nil
+	case nil, string, bool, int64, float64, []byte:
+		return x, false, nil
 	case float32:
-		return float64(x), nil
+		return float64(x), true, nil
 	case json.Number:
 		if n, err := x.Int64(); err == nil {
-			return n, nil
+			return n, true, nil
 		}
 		f, err := x.Float64()
 		if err != nil {
-			return nil, fmt.Errorf("number %s out of range", x)
+			return nil, false, fmt.Errorf("number %s out of range", x)
 		}
-		return f, nil
+		return f, true, nil
 	case time.Time:
-		return x.UnixMilli(), nil
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			ev, err := binValue(e)
-			if err != nil {
-				return nil, fmt.Errorf("element %d: %w", i, err)
-			}
-			out[i] = ev
-		}
-		return out, nil
+		return x.UnixMilli(), true, nil
 	case data.Decimal:
 		// Aerospike has no decimal type; the plain string keeps every digit.
-		return x.PlainString(), nil
-	case map[string]any, *data.StructValue, map[any]any:
+		return x.PlainString(), true, nil
+	case []any:
+		var out []any
+		for i, e := range x {
+			ev, changed, err := normalize(e)
+			if err != nil {
+				return nil, false, fmt.Errorf("element %d: %w", i, err)
+			}
+			if changed && out == nil {
+				out = make([]any, len(x))
+				copy(out, x[:i])
+			}
+			if out != nil {
+				out[i] = ev
+			}
+		}
+		if out == nil {
+			return x, false, nil
+		}
+		return out, true, nil
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			ev, changed, err := normalize(e)
+			if err != nil {
+				return nil, false, fmt.Errorf("field %q: %w", k, err)
+			}
+			if changed && out == nil {
+				out = make(map[string]any, len(x))
+				for k2, e2 := range x {
+					out[k2] = e2
+				}
+			}
+			if out != nil {
+				out[k] = ev
+			}
+		}
+		if out == nil {
+			return x, false, nil
+		}
+		return out, true, nil
+	case *data.StructValue, map[any]any:
 		fields, err := valueFields(x)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		out := make(map[string]any, len(fields))
-		for k, e := range fields {
-			ev, err := binValue(e)
-			if err != nil {
-				return nil, fmt.Errorf("field %q: %w", k, err)
-			}
-			out[k] = ev
-		}
-		return out, nil
+		out, _, err := normalize(fields)
+		return out, true, err
 	}
 	if n, ok := toInt64(v); ok {
-		return n, nil
+		return n, true, nil
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Uint64 || rv.Kind() == reflect.Uint {
-		return nil, fmt.Errorf("unsigned integer %v exceeds the int64 range of Aerospike integers", v)
+		return nil, false, fmt.Errorf("unsigned integer %v exceeds the int64 range of Aerospike integers", v)
 	}
-	return nil, fmt.Errorf("unsupported value type %T", v)
+	return nil, false, fmt.Errorf("unsupported value type %T", v)
 }
 
 // toInt64 converts any Go integer that fits int64.

@@ -425,7 +425,7 @@ func (w *writer) writeRound(pending []*keyState) (bool, error) {
 // buildFold drops records the stored positions show as applied and folds
 // the rest (one record in single mode). nil means nothing to write.
 func (w *writer) buildFold(ks *keyState) *fold {
-	f := newFold()
+	f := newFold(w.cfg.WriteMode)
 	kept := ks.recs[:0]
 	stop := false
 	for _, m := range ks.recs {
@@ -443,7 +443,7 @@ func (w *writer) buildFold(ks *keyState) *fold {
 		if stop {
 			continue
 		}
-		if !f.add(m, w.cfg.WriteMode) {
+		if !f.add(m) {
 			stop = true
 			continue
 		}
@@ -470,26 +470,25 @@ func (w *writer) buildRow(ks *keyState, f *fold) as.BatchRecordIfc {
 		Expiration:         w.cfg.ttlSeconds(),
 		SendKey:            w.cfg.SendKey,
 	}
-	ops := make([]*as.Operation, 0, len(f.order)+1)
-	for _, name := range f.order {
-		if v, ok := f.sets[name]; ok {
-			if v == nil && (f.clear || (w.cfg.EffectivelyOnce && !ks.exists)) {
-				continue // nothing to delete
-			}
+	clearing := f.isClear()
+	absent := w.cfg.EffectivelyOnce && !ks.exists
+	var ops []*as.Operation
+	f.each(func(name string, v any, inc bool) {
+		switch {
+		case inc && !absent:
+			ops = append(ops, as.AddOp(as.NewBin(name, v)))
+		case v == nil && (clearing || absent):
+			// nothing to delete
+		default:
+			// An increment of a bin of an absent record sets it.
 			ops = append(ops, as.PutOp(as.NewBin(name, v)))
-		} else if v, ok := f.incs[name]; ok {
-			if w.cfg.EffectivelyOnce && !ks.exists {
-				ops = append(ops, as.PutOp(as.NewBin(name, v)))
-			} else {
-				ops = append(ops, as.AddOp(as.NewBin(name, v)))
-			}
 		}
-	}
+	})
 	if !w.cfg.EffectivelyOnce {
 		switch {
-		case f.clear && len(ops) == 0:
+		case clearing && len(ops) == 0:
 			return as.NewBatchDelete(&as.BatchDeletePolicy{CommitLevel: as.COMMIT_ALL, SendKey: w.cfg.SendKey}, ks.key)
-		case f.clear:
+		case clearing:
 			pol.RecordExistsAction = as.REPLACE
 		case len(ops) == 0:
 			return nil
@@ -500,13 +499,18 @@ func (w *writer) buildRow(ks *keyState, f *fold) as.BatchRecordIfc {
 	case !ks.exists:
 		pol.RecordExistsAction = as.CREATE_ONLY
 		ops = append(ops, as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(nil, f.pos))))
-	case f.clear:
+	case clearing:
 		// REPLACE drops every bin, the positions bin included, so it is
 		// written whole: the stored map (current, per the generation check)
 		// merged with this run's positions.
 		pol.RecordExistsAction = as.REPLACE
 		pol.GenerationPolicy, pol.Generation = as.EXPECT_GEN_EQUAL, ks.gen
 		ops = append(ops, as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(ks.pos, f.pos))))
+	case len(f.pos) == 1:
+		pol.GenerationPolicy, pol.Generation = as.EXPECT_GEN_EQUAL, ks.gen
+		for p, o := range f.pos {
+			ops = append(ops, as.MapPutOp(w.mapPol, w.cfg.PositionsBin, p, o))
+		}
 	default:
 		pol.GenerationPolicy, pol.Generation = as.EXPECT_GEN_EQUAL, ks.gen
 		ops = append(ops, as.MapPutItemsOp(w.mapPol, w.cfg.PositionsBin, posMap(nil, f.pos)))
