@@ -17,7 +17,9 @@ import (
 
 const (
 	benchPartitions = 6
-	benchKeys       = 20000
+	// benchKeys is a multiple of benchPartitions, so each key stays in one
+	// partition, as Kafka's key partitioner keeps it.
+	benchKeys = 18000
 )
 
 // benchValue returns a JSON object of exactly 1 KiB, decoded as the
@@ -73,15 +75,15 @@ func benchBatch(batchSize int, value map[string]any) []*sdk.SinkRecord {
 }
 
 // setBatch gives the records of batch i fresh offsets (so nothing is a
-// duplicate) and keys cycling through benchKeys existing records. It is
-// the only per-iteration work outside Put and costs a few nanoseconds per
-// record.
+// duplicate) and keys cycling through the benchKeys existing records of
+// their partition. It is the only per-iteration work outside Put and costs
+// a few nanoseconds per record.
 func setBatch(batch []*sdk.SinkRecord, i int, keys []string) {
-	per := len(batch) / benchPartitions
+	per := (len(batch) + benchPartitions - 1) / benchPartitions
 	for j, r := range batch {
 		off := int64(i*per + j/benchPartitions)
 		r.Offset, r.OriginalOffset = off, off
-		r.Key = keys[(i*len(batch)+j)%len(keys)]
+		r.Key = keys[(int(off)*benchPartitions+int(r.OriginalPartition))%len(keys)]
 	}
 }
 
@@ -126,13 +128,14 @@ func benchSink(b *testing.B, batchSize int, value map[string]any, keys []string,
 	task, tc := startTask(b, props)
 	batch := benchBatch(batchSize, value)
 	// Warm up: every key exists, as in a steady state.
-	for i := 0; i < len(keys)/batchSize+1; i++ {
+	warm := len(keys)/batchSize + 1
+	for i := 0; i < warm; i++ {
 		setBatch(batch, i, keys)
 		if err := task.Put(context.Background(), batch); err != nil {
 			b.Fatal(err)
 		}
 	}
-	start := len(keys)/batchSize + 1
+	start := warm
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
@@ -174,9 +177,11 @@ func benchRaw(b *testing.B, batchSize int, value map[string]any, keys []string) 
 	pol := as.NewBatchPolicy()
 	wpol := &as.BatchWritePolicy{RecordExistsAction: as.REPLACE, CommitLevel: as.COMMIT_ALL}
 	rows := make([]as.BatchRecordIfc, batchSize)
+	per := (batchSize + benchPartitions - 1) / benchPartitions
 	run := func(i int) {
 		for j := range rows {
-			rows[j] = as.NewBatchWrite(wpol, akeys[(i*batchSize+j)%len(akeys)], ops...)
+			off := i*per + j/benchPartitions
+			rows[j] = as.NewBatchWrite(wpol, akeys[(off*benchPartitions+j%benchPartitions)%len(akeys)], ops...)
 		}
 		if err := client.BatchOperate(pol, rows); err != nil {
 			b.Fatal(err)

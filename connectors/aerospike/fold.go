@@ -1,5 +1,7 @@
 package aerospike
 
+import as "github.com/aerospike/aerospike-client-go/v7"
+
 // fold is the combined effect of consecutive records on one Aerospike key,
 // so that a batch writes each key once. Folding gives the same record and
 // the same rejected records as applying the records one by one (a property
@@ -42,31 +44,43 @@ func (f *fold) isClear() bool {
 	return f.clear
 }
 
-// each calls fn for every bin of the write in a deterministic order: the
-// value to write (nil deletes the bin) or, with inc, the delta to add.
-func (f *fold) each(fn func(name string, v any, inc bool)) {
+// appendOps appends the write's bin operations: a put of the value (nil
+// deletes the bin) or an add of the delta. Deleting is pointless when the
+// write replaces the bins (clearing) or creates the record (absent), and
+// an increment of a bin of an absent record is a put.
+func (f *fold) appendOps(ops []*as.Operation, clearing, absent bool) []*as.Operation {
+	op := func(name string, v any, inc bool) {
+		switch {
+		case inc && !absent:
+			ops = append(ops, as.AddOp(as.NewBin(name, v)))
+		case v == nil && (clearing || absent):
+		default:
+			ops = append(ops, as.PutOp(as.NewBin(name, v)))
+		}
+	}
 	if m := f.one; m != nil {
 		if m.tombstone {
-			return
+			return ops
 		}
 		for _, b := range m.bins {
 			switch {
 			case b.value == nil && f.mode == ModeReplace:
 			case f.mode == ModeIncrement && isNumber(b.value):
-				fn(b.name, b.value, true)
+				op(b.name, b.value, true)
 			default:
-				fn(b.name, b.value, false)
+				op(b.name, b.value, false)
 			}
 		}
-		return
+		return ops
 	}
 	for _, name := range f.order {
 		if v, ok := f.sets[name]; ok {
-			fn(name, v, false)
+			op(name, v, false)
 		} else if v, ok := f.incs[name]; ok {
-			fn(name, v, true)
+			op(name, v, true)
 		}
 	}
+	return ops
 }
 
 func (f *fold) empty() bool { return len(f.recs) == 0 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +42,7 @@ type mapped struct {
 	pos       string
 	offset    int64
 	tombstone bool
-	bins      []bin // sorted by name
+	bins      []bin // in the value's field order (a Go map's: unordered)
 }
 
 // mapper turns sink records into keys and bins according to the config.
@@ -66,9 +65,10 @@ func (m *mapper) posKey(tp sdk.TopicPartition) string {
 	return s
 }
 
-// mapRecord maps one record. Errors wrap ErrMapping.
-func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int) (*mapped, error) {
-	out := &mapped{
+// mapRecord maps one record into out. Bins are appended to *arena, whose
+// backing array the batch's records share. Errors wrap ErrMapping.
+func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[]bin) error {
+	*out = mapped{
 		rec:    rec,
 		index:  index,
 		pos:    m.posKey(rec.OriginalTopicPartition()),
@@ -76,26 +76,26 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int) (*mapped, error) {
 	}
 	set, err := m.setName(rec)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	userKey, err := m.userKey(rec)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	k, aerr := as.NewKey(m.cfg.Namespace, set, userKey)
 	if aerr != nil {
-		return nil, mappingErr("cannot build key %v: %v", userKey, aerr)
+		return mappingErr("cannot build key %v: %v", userKey, aerr)
 	}
 	out.key = k
 	if rec.Value == nil {
 		out.tombstone = true
-		return out, nil
+		return nil
 	}
 	fields, err := valueFields(rec.Value)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out.bins = make([]bin, 0, len(fields))
+	start := len(*arena)
 	for name, v := range fields {
 		if m.cfg.Include != nil && !m.cfg.Include[name] {
 			continue
@@ -108,27 +108,32 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int) (*mapped, error) {
 			binName = r
 		}
 		if binName == "" {
-			return nil, mappingErr("value has a field with an empty name; bin names must not be empty (rename it with %s)", KeyBinsRename)
+			return mappingErr("value has a field with an empty name; bin names must not be empty (rename it with %s)", KeyBinsRename)
 		}
 		if len(binName) > maxBinName {
-			return nil, mappingErr("field %q maps to bin %q of %d bytes; Aerospike bin names are at most %d bytes (rename it with %s)", name, binName, len(binName), maxBinName, KeyBinsRename)
+			return mappingErr("field %q maps to bin %q of %d bytes; Aerospike bin names are at most %d bytes (rename it with %s)", name, binName, len(binName), maxBinName, KeyBinsRename)
 		}
 		if m.cfg.EffectivelyOnce && binName == m.cfg.PositionsBin {
-			return nil, mappingErr("field %q maps to bin %q, which is positions.bin (rename or exclude the field)", name, binName)
+			return mappingErr("field %q maps to bin %q, which is positions.bin (rename or exclude the field)", name, binName)
 		}
 		bv, err := binValue(v)
 		if err != nil {
-			return nil, mappingErr("field %q: %v", name, err)
+			return mappingErr("field %q: %v", name, err)
 		}
-		out.bins = append(out.bins, bin{name: binName, value: bv})
+		*arena = append(*arena, bin{name: binName, value: bv})
 	}
-	slices.SortFunc(out.bins, func(a, b bin) int { return strings.Compare(a.name, b.name) })
-	for i := 1; i < len(out.bins); i++ {
-		if out.bins[i].name == out.bins[i-1].name {
-			return nil, mappingErr("two fields map to bin %q", out.bins[i].name)
+	out.bins = (*arena)[start:len(*arena):len(*arena)]
+	// Only a rename can make two fields one bin.
+	if len(m.cfg.Rename) > 0 {
+		seen := make(map[string]bool, len(out.bins))
+		for _, b := range out.bins {
+			if seen[b.name] {
+				return mappingErr("two fields map to bin %q", b.name)
+			}
+			seen[b.name] = true
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func (m *mapper) setName(rec *sdk.SinkRecord) (string, error) {

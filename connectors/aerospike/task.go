@@ -124,10 +124,12 @@ func (t *SinkTask) Put(ctx context.Context, records []*sdk.SinkRecord) error {
 	}
 	start := time.Now()
 	defer func() { t.m.putSeconds.Observe(time.Since(start).Seconds()) }()
+	store := make([]mapped, len(records))
+	arena := make([]bin, 0, 8*len(records))
 	mapped := make([]*mapped, 0, len(records))
 	for i, rec := range records {
-		mr, err := t.mapper.mapRecord(rec, i)
-		if err != nil {
+		mr := &store[i]
+		if err := t.mapper.mapRecord(rec, i, mr, &arena); err != nil {
 			t.m.errors.WithLabelValues(labelBadMapping).Inc()
 			t.tctx.ReportError(rec, fmt.Errorf("record %s-%d@%d: %w", rec.OriginalTopic, rec.OriginalPartition, rec.OriginalOffset, err))
 			continue

@@ -90,7 +90,7 @@ type keyState struct {
 	known  bool
 	exists bool
 	gen    uint32
-	pos    map[string]int64
+	pos    positions
 	// single: write one record per attempt (after a permanent failure of a
 	// folded write, to find the record that caused it).
 	single  bool
@@ -115,17 +115,36 @@ func (w *writer) apply(ctx context.Context, recs []*mapped) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	byDigest := make(map[[20]byte]*keyState, len(recs))
-	keys := make([]*keyState, 0, len(recs))
-	for _, m := range recs {
+	// Group by key in two passes, so that all keys share one backing array
+	// for their records.
+	byDigest := make(map[[20]byte]int, len(recs))
+	which := make([]int, len(recs))
+	counts := make([]int, 0, len(recs))
+	states := make([]keyState, 0, len(recs))
+	for i, m := range recs {
 		var d [20]byte
 		copy(d[:], m.key.Digest())
-		ks := byDigest[d]
-		if ks == nil {
-			ks = &keyState{key: m.key}
-			byDigest[d] = ks
-			keys = append(keys, ks)
+		k, ok := byDigest[d]
+		if !ok {
+			k = len(states)
+			states = append(states, keyState{key: m.key})
+			counts = append(counts, 0)
+			byDigest[d] = k
 		}
+		which[i] = k
+		counts[k]++
+	}
+	backing := make([]*mapped, len(recs))
+	keys := make([]*keyState, len(states))
+	off := 0
+	for k := range states {
+		n := counts[k]
+		states[k].recs = backing[off : off : off+n]
+		off += n
+		keys[k] = &states[k]
+	}
+	for i, m := range recs {
+		ks := &states[which[i]]
 		ks.recs = append(ks.recs, m)
 	}
 	for start := 0; start < len(keys); start += w.cfg.BatchMaxKeys {
@@ -287,8 +306,22 @@ func rowErr(br *as.BatchRecord, rc types.ResultCode, cmdErr error) error {
 	return fmt.Errorf("result code %d %s", int(rc), rc.String())
 }
 
-// parsePositions decodes the positions bin of a read record.
-func parsePositions(rec *as.Record, bin string) (map[string]int64, error) {
+// positions is a record's positions bin as the client decoded it:
+// "<topic>-<partition>" → offset. Keeping the client's map saves a copy per
+// key; parsePositions has checked every entry.
+type positions map[any]any
+
+func (p positions) get(k string) (int64, bool) {
+	v, ok := p[k]
+	if !ok {
+		return 0, false
+	}
+	n, _ := toInt64(v)
+	return n, true
+}
+
+// parsePositions checks and returns the positions bin of a read record.
+func parsePositions(rec *as.Record, bin string) (positions, error) {
 	if rec == nil {
 		return nil, nil
 	}
@@ -296,38 +329,35 @@ func parsePositions(rec *as.Record, bin string) (map[string]int64, error) {
 	if !ok || raw == nil {
 		return nil, nil
 	}
-	var pos map[string]int64
-	put := func(k, v any) error {
+	check := func(k, v any) error {
 		ks, ok := k.(string)
 		if !ok {
 			return fmt.Errorf("positions bin %q has a %T key; it is not a positions map (is positions.bin used for data?)", bin, k)
 		}
-		n, ok := toInt64(v)
-		if !ok {
+		if _, ok := toInt64(v); !ok {
 			return fmt.Errorf("positions bin %q holds %T for %q; it is not a positions map (is positions.bin used for data?)", bin, v, ks)
 		}
-		pos[ks] = n
 		return nil
 	}
 	switch m := raw.(type) {
 	case map[any]any:
-		pos = make(map[string]int64, len(m))
 		for k, v := range m {
-			if err := put(k, v); err != nil {
+			if err := check(k, v); err != nil {
 				return nil, err
 			}
 		}
+		return positions(m), nil
 	case map[string]any:
-		pos = make(map[string]int64, len(m))
+		out := make(positions, len(m))
 		for k, v := range m {
-			if err := put(k, v); err != nil {
+			if err := check(k, v); err != nil {
 				return nil, err
 			}
+			out[k] = v
 		}
-	default:
-		return nil, fmt.Errorf("positions bin %q holds %T, not a map (is positions.bin used for data?)", bin, raw)
+		return out, nil
 	}
-	return pos, nil
+	return nil, fmt.Errorf("positions bin %q holds %T, not a map (is positions.bin used for data?)", bin, raw)
 }
 
 // writeRound folds and writes every pending key whose state is known. It
@@ -335,6 +365,7 @@ func parsePositions(rec *as.Record, bin string) (map[string]int64, error) {
 func (w *writer) writeRound(pending []*keyState) (bool, error) {
 	var rows []as.BatchRecordIfc
 	var writing []*keyState
+	sc := newRowScratch(len(pending))
 	for _, ks := range pending {
 		if w.cfg.EffectivelyOnce && !ks.known {
 			continue
@@ -343,7 +374,7 @@ func (w *writer) writeRound(pending []*keyState) (bool, error) {
 		if f == nil {
 			continue
 		}
-		row := w.buildRow(ks, f)
+		row := w.buildRow(ks, f, sc)
 		if row == nil {
 			// Nothing to write (blind mode, every field excluded): done.
 			w.m.written.Add(float64(len(f.recs)))
@@ -389,7 +420,7 @@ func (w *writer) writeRound(pending []*keyState) (bool, error) {
 					ks.known = false
 				}
 				if ks.pos == nil {
-					ks.pos = make(map[string]int64, len(f.pos))
+					ks.pos = make(positions, len(f.pos))
 				}
 				for p, o := range f.pos {
 					ks.pos[p] = o
@@ -430,7 +461,7 @@ func (w *writer) buildFold(ks *keyState) *fold {
 	stop := false
 	for _, m := range ks.recs {
 		if w.cfg.EffectivelyOnce {
-			applied, ok := ks.pos[m.pos]
+			applied, ok := ks.pos.get(m.pos)
 			if cur, inFold := f.pos[m.pos]; inFold && (!ok || cur > applied) {
 				applied, ok = cur, true
 			}
@@ -458,67 +489,69 @@ func (w *writer) buildFold(ks *keyState) *fold {
 	return f
 }
 
+// rowScratch holds the policies and operations of one round's rows in
+// shared backing arrays instead of one allocation per row.
+type rowScratch struct {
+	pols []as.BatchWritePolicy // capacity fixed up front: rows keep pointers
+	ops  []*as.Operation
+}
+
+func newRowScratch(rows int) *rowScratch {
+	return &rowScratch{pols: make([]as.BatchWritePolicy, 0, rows), ops: make([]*as.Operation, 0, 12*rows)}
+}
+
 // buildRow turns a fold into one batch row. With the protocol on, an
 // existing record is written only if its generation is still the one read
 // (and the positions bin is updated in the same operation); an absent
 // record is created only if it is still absent.
-func (w *writer) buildRow(ks *keyState, f *fold) as.BatchRecordIfc {
-	pol := &as.BatchWritePolicy{
+func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordIfc {
+	sc.pols = append(sc.pols, as.BatchWritePolicy{
 		RecordExistsAction: as.UPDATE,
 		GenerationPolicy:   as.NONE,
 		CommitLevel:        as.COMMIT_ALL,
 		Expiration:         w.cfg.ttlSeconds(),
 		SendKey:            w.cfg.SendKey,
-	}
-	clearing := f.isClear()
-	absent := w.cfg.EffectivelyOnce && !ks.exists
-	var ops []*as.Operation
-	f.each(func(name string, v any, inc bool) {
-		switch {
-		case inc && !absent:
-			ops = append(ops, as.AddOp(as.NewBin(name, v)))
-		case v == nil && (clearing || absent):
-			// nothing to delete
-		default:
-			// An increment of a bin of an absent record sets it.
-			ops = append(ops, as.PutOp(as.NewBin(name, v)))
-		}
 	})
+	pol := &sc.pols[len(sc.pols)-1]
+	clearing := f.isClear()
+	start := len(sc.ops)
+	sc.ops = f.appendOps(sc.ops, clearing, w.cfg.EffectivelyOnce && !ks.exists)
 	if !w.cfg.EffectivelyOnce {
+		n := len(sc.ops) - start
 		switch {
-		case clearing && len(ops) == 0:
+		case clearing && n == 0:
 			return as.NewBatchDelete(&as.BatchDeletePolicy{CommitLevel: as.COMMIT_ALL, SendKey: w.cfg.SendKey}, ks.key)
 		case clearing:
 			pol.RecordExistsAction = as.REPLACE
-		case len(ops) == 0:
+		case n == 0:
 			return nil
 		}
-		return as.NewBatchWrite(pol, ks.key, ops...)
+		return as.NewBatchWrite(pol, ks.key, sc.ops[start:len(sc.ops):len(sc.ops)]...)
 	}
 	switch {
 	case !ks.exists:
 		pol.RecordExistsAction = as.CREATE_ONLY
-		ops = append(ops, as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(nil, f.pos))))
+		sc.ops = append(sc.ops, as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(nil, f.pos))))
 	case clearing:
 		// REPLACE drops every bin, the positions bin included, so it is
 		// written whole: the stored map (current, per the generation check)
 		// merged with this run's positions.
 		pol.RecordExistsAction = as.REPLACE
 		pol.GenerationPolicy, pol.Generation = as.EXPECT_GEN_EQUAL, ks.gen
-		ops = append(ops, as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(ks.pos, f.pos))))
+		sc.ops = append(sc.ops, as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(ks.pos, f.pos))))
 	case len(f.pos) == 1:
 		pol.GenerationPolicy, pol.Generation = as.EXPECT_GEN_EQUAL, ks.gen
 		for p, o := range f.pos {
-			ops = append(ops, as.MapPutOp(w.mapPol, w.cfg.PositionsBin, p, o))
+			sc.ops = append(sc.ops, as.MapPutOp(w.mapPol, w.cfg.PositionsBin, p, o))
 		}
 	default:
 		pol.GenerationPolicy, pol.Generation = as.EXPECT_GEN_EQUAL, ks.gen
-		ops = append(ops, as.MapPutItemsOp(w.mapPol, w.cfg.PositionsBin, posMap(nil, f.pos)))
+		sc.ops = append(sc.ops, as.MapPutItemsOp(w.mapPol, w.cfg.PositionsBin, posMap(nil, f.pos)))
 	}
-	return as.NewBatchWrite(pol, ks.key, ops...)
+	return as.NewBatchWrite(pol, ks.key, sc.ops[start:len(sc.ops):len(sc.ops)]...)
 }
 
-func posMap(stored, run map[string]int64) map[any]any {
+func posMap(stored positions, run map[string]int64) map[any]any {
 	out := make(map[any]any, len(stored)+len(run))
 	for k, v := range stored {
 		out[k] = v
