@@ -3,6 +3,7 @@ package aerospike
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,73 +99,115 @@ func benchKeyNames() []string {
 // BenchmarkSinkThroughput compares, against the same in-process test
 // server on loopback: the sink with the effectively-once protocol, the
 // sink writing blindly (replace, no read, no checks), and a raw client
-// loop that sends prebuilt BatchOperate writes of the same bins.
+// loop that sends prebuilt BatchOperate writes of the same bins. Each
+// variant runs on its own server; run with -count to get medians.
 //
 //	go test -run '^$' -bench BenchmarkSinkThroughput -benchtime 3s -count 5 ./connectors/aerospike/
 func BenchmarkSinkThroughput(b *testing.B) {
 	value := benchValue(b)
 	keys := benchKeyNames()
 	for _, batchSize := range []int{100, 1000} {
-		bs := strconv.Itoa(batchSize)
-		b.Run("batch="+bs+"/protocol", func(b *testing.B) {
-			benchSink(b, batchSize, value, keys, KeyEffectivelyOne, "true")
-		})
-		b.Run("batch="+bs+"/blind", func(b *testing.B) {
-			benchSink(b, batchSize, value, keys, KeyEffectivelyOne, "false")
-		})
-		b.Run("batch="+bs+"/raw", func(b *testing.B) {
-			benchRaw(b, batchSize, value, keys)
+		for _, v := range benchVariants {
+			b.Run(fmt.Sprintf("batch=%d/%s", batchSize, v), func(b *testing.B) {
+				run := newBenchRunner(b, v, batchSize, value, keys)
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					run(i)
+				}
+				b.StopTimer()
+				reportRates(b, batchSize, cpu0)
+			})
+		}
+	}
+}
+
+// BenchmarkSinkInterleaved runs the three variants in turns, one batch
+// each per iteration, so that they share the machine's load on a shared
+// host: the ratios it reports are measured side by side.
+//
+//	go test -run '^$' -bench BenchmarkSinkInterleaved -benchtime 200x -count 5 ./connectors/aerospike/
+func BenchmarkSinkInterleaved(b *testing.B) {
+	value := benchValue(b)
+	keys := benchKeyNames()
+	for _, batchSize := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("batch=%d", batchSize), func(b *testing.B) {
+			runs := make([]func(int), len(benchVariants))
+			for i, v := range benchVariants {
+				runs[i] = newBenchRunner(b, v, batchSize, value, keys)
+			}
+			spent := make([]time.Duration, len(runs))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j := range runs {
+					// Rotate the order so no variant always follows another.
+					k := (i + j) % len(runs)
+					t0 := time.Now()
+					runs[k](i)
+					spent[k] += time.Since(t0)
+				}
+			}
+			b.StopTimer()
+			rate := func(k int) float64 { return float64(b.N*batchSize) / spent[k].Seconds() }
+			for k, v := range benchVariants {
+				b.ReportMetric(rate(k), v+"-records/s")
+			}
+			b.ReportMetric(rate(0)/rate(2), "protocol/raw")
+			b.ReportMetric(rate(1)/rate(2), "blind/raw")
 		})
 	}
 }
 
-func benchServer(b *testing.B) *aerofake.Server {
-	return startServer(b, aerofake.Config{})
+var benchVariants = []string{"protocol", "blind", "raw"}
+
+// newBenchRunner starts a server and the variant's writer, warms it up so
+// that every key exists, and returns a function applying batch i.
+func newBenchRunner(b *testing.B, variant string, batchSize int, value map[string]any, keys []string) func(int) {
+	b.Helper()
+	srv := startServer(b, aerofake.Config{})
+	warm := len(keys)/batchSize + 1
+	var run func(int)
+	if variant == "raw" {
+		run = rawRunner(b, srv, batchSize, value, keys)
+	} else {
+		run = sinkRunner(b, srv, batchSize, value, keys, KeyEffectivelyOne, fmt.Sprint(variant == "protocol"))
+	}
+	for i := 0; i < warm; i++ {
+		run(i)
+	}
+	return func(i int) { run(warm + i) }
 }
 
-func benchSink(b *testing.B, batchSize int, value map[string]any, keys []string, kv ...string) {
-	srv := benchServer(b)
+func sinkRunner(b *testing.B, srv *aerofake.Server, batchSize int, value map[string]any, keys []string, kv ...string) func(int) {
 	props := baseProps(srv, append([]string{KeyWriteMode, ModeReplace}, kv...)...)
 	task, tc := startTask(b, props)
 	batch := benchBatch(batchSize, value)
-	// Warm up: every key exists, as in a steady state.
-	warm := len(keys)/batchSize + 1
-	for i := 0; i < warm; i++ {
+	b.Cleanup(func() {
+		if n := len(tc.Reports()); n > 0 {
+			b.Errorf("%d records reported", n)
+		}
+		for _, name := range []string{"generation_conflicts_total", "retries_total", "duplicates_skipped_total"} {
+			if n := tc.counter(b, "connectd_aerospike_sink_"+name); n > 0 {
+				b.Errorf("%s = %v: the benchmark must measure the conflict-free path", name, n)
+			}
+		}
+	})
+	return func(i int) {
 		setBatch(batch, i, keys)
 		if err := task.Put(context.Background(), batch); err != nil {
 			b.Fatal(err)
 		}
 	}
-	start := warm
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for i := 0; i < b.N; i++ {
-		setBatch(batch, start+i, keys)
-		if err := task.Put(context.Background(), batch); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	reportRates(b, batchSize, cpu0)
-	if n := len(tc.Reports()); n > 0 {
-		b.Fatalf("%d records reported", n)
-	}
-	for _, name := range []string{"generation_conflicts_total", "retries_total", "duplicates_skipped_total"} {
-		if n := tc.counter(b, "connectd_aerospike_sink_"+name); n > 0 {
-			b.Fatalf("%s = %v: the benchmark must measure the conflict-free path", name, n)
-		}
-	}
 }
 
-func benchRaw(b *testing.B, batchSize int, value map[string]any, keys []string) {
-	srv := benchServer(b)
+func rawRunner(b *testing.B, srv *aerofake.Server, batchSize int, value map[string]any, keys []string) func(int) {
 	host, port := srv.Host()
 	client, err := as.NewClient(host, port)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer client.Close()
+	b.Cleanup(client.Close)
 	akeys := make([]*as.Key, len(keys))
 	for i, k := range keys {
 		akeys[i], _ = as.NewKey("test", "s", k)
@@ -178,7 +221,7 @@ func benchRaw(b *testing.B, batchSize int, value map[string]any, keys []string) 
 	wpol := &as.BatchWritePolicy{RecordExistsAction: as.REPLACE, CommitLevel: as.COMMIT_ALL}
 	rows := make([]as.BatchRecordIfc, batchSize)
 	per := (batchSize + benchPartitions - 1) / benchPartitions
-	run := func(i int) {
+	return func(i int) {
 		for j := range rows {
 			off := i*per + j/benchPartitions
 			rows[j] = as.NewBatchWrite(wpol, akeys[(off*benchPartitions+j%benchPartitions)%len(akeys)], ops...)
@@ -192,17 +235,6 @@ func benchRaw(b *testing.B, batchSize int, value map[string]any, keys []string) 
 			}
 		}
 	}
-	for i := 0; i < len(keys)/batchSize+1; i++ {
-		run(i)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	for i := 0; i < b.N; i++ {
-		run(i)
-	}
-	b.StopTimer()
-	reportRates(b, batchSize, cpu0)
 }
 
 // cpuTime is the process's CPU time (all threads: client, the in-process

@@ -48,14 +48,14 @@ func (f *fold) isClear() bool {
 // deletes the bin) or an add of the delta. Deleting is pointless when the
 // write replaces the bins (clearing) or creates the record (absent), and
 // an increment of a bin of an absent record is a put.
-func (f *fold) appendOps(ops []*as.Operation, clearing, absent bool) []*as.Operation {
+func (f *fold) appendOps(ops []*as.Operation, arena *opArena, clearing, absent bool) []*as.Operation {
 	op := func(name string, v any, inc bool) {
 		switch {
 		case inc && !absent:
-			ops = append(ops, as.AddOp(as.NewBin(name, v)))
+			ops = append(ops, arena.add(*as.AddOp(as.NewBin(name, v))))
 		case v == nil && (clearing || absent):
 		default:
-			ops = append(ops, as.PutOp(as.NewBin(name, v)))
+			ops = append(ops, arena.add(*as.PutOp(as.NewBin(name, v))))
 		}
 	}
 	if m := f.one; m != nil {

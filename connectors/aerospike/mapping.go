@@ -46,14 +46,55 @@ type mapped struct {
 }
 
 // mapper turns sink records into keys and bins according to the config.
+// It is used by one goroutine at a time (the task's Put).
 type mapper struct {
 	cfg *Config
 	// posKeys caches "<topic>-<partition>" strings.
 	posKeys map[sdk.TopicPartition]string
+	// keys caches Aerospike keys: a key's digest is a RIPEMD-160 hash and
+	// the same keys come back batch after batch (counters, entities).
+	keys map[keyCacheKey]*as.Key
+}
+
+// keyCacheSize bounds the key cache; when full it starts over.
+const keyCacheSize = 1 << 16
+
+type keyCacheKey struct {
+	set string
+	str string
+	num int64
+	typ byte // 's' string, 'i' integer
 }
 
 func newMapper(cfg *Config) *mapper {
-	return &mapper{cfg: cfg, posKeys: map[sdk.TopicPartition]string{}}
+	return &mapper{cfg: cfg, posKeys: map[sdk.TopicPartition]string{}, keys: map[keyCacheKey]*as.Key{}}
+}
+
+// key returns the Aerospike key of a user key in set.
+func (m *mapper) key(set string, userKey any) (*as.Key, error) {
+	var ck keyCacheKey
+	switch k := userKey.(type) {
+	case string:
+		ck = keyCacheKey{set: set, str: k, typ: 's'}
+	case int64:
+		ck = keyCacheKey{set: set, num: k, typ: 'i'}
+	}
+	if ck.typ != 0 {
+		if k, ok := m.keys[ck]; ok {
+			return k, nil
+		}
+	}
+	k, err := as.NewKey(m.cfg.Namespace, set, userKey)
+	if err != nil {
+		return nil, mappingErr("cannot build key %v: %v", userKey, err)
+	}
+	if ck.typ != 0 {
+		if len(m.keys) >= keyCacheSize {
+			clear(m.keys)
+		}
+		m.keys[ck] = k
+	}
+	return k, nil
 }
 
 func (m *mapper) posKey(tp sdk.TopicPartition) string {
@@ -82,9 +123,9 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	if err != nil {
 		return err
 	}
-	k, aerr := as.NewKey(m.cfg.Namespace, set, userKey)
-	if aerr != nil {
-		return mappingErr("cannot build key %v: %v", userKey, aerr)
+	k, err := m.key(set, userKey)
+	if err != nil {
+		return err
 	}
 	out.key = k
 	if rec.Value == nil {

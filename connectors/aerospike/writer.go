@@ -492,8 +492,22 @@ func (w *writer) buildFold(ks *keyState) *fold {
 // rowScratch holds the policies and operations of one round's rows in
 // shared backing arrays instead of one allocation per row.
 type rowScratch struct {
-	pols []as.BatchWritePolicy // capacity fixed up front: rows keep pointers
-	ops  []*as.Operation
+	pols  []as.BatchWritePolicy // capacity fixed up front: rows keep pointers
+	ops   []*as.Operation
+	arena opArena
+}
+
+// opArena stores operations in blocks, so that building a row's ops does
+// not allocate each one on its own. A full block is left to its rows and a
+// new one started: pointers into a block stay valid.
+type opArena struct{ block []as.Operation }
+
+func (a *opArena) add(op as.Operation) *as.Operation {
+	if len(a.block) == cap(a.block) {
+		a.block = make([]as.Operation, 0, 512)
+	}
+	a.block = append(a.block, op)
+	return &a.block[len(a.block)-1]
 }
 
 func newRowScratch(rows int) *rowScratch {
@@ -515,7 +529,7 @@ func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordI
 	pol := &sc.pols[len(sc.pols)-1]
 	clearing := f.isClear()
 	start := len(sc.ops)
-	sc.ops = f.appendOps(sc.ops, clearing, w.cfg.EffectivelyOnce && !ks.exists)
+	sc.ops = f.appendOps(sc.ops, &sc.arena, clearing, w.cfg.EffectivelyOnce && !ks.exists)
 	if !w.cfg.EffectivelyOnce {
 		n := len(sc.ops) - start
 		switch {
@@ -531,14 +545,14 @@ func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordI
 	switch {
 	case !ks.exists:
 		pol.RecordExistsAction = as.CREATE_ONLY
-		sc.ops = append(sc.ops, as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(nil, f.pos))))
+		sc.ops = append(sc.ops, sc.arena.add(*as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(nil, f.pos)))))
 	case clearing:
 		// REPLACE drops every bin, the positions bin included, so it is
 		// written whole: the stored map (current, per the generation check)
 		// merged with this run's positions.
 		pol.RecordExistsAction = as.REPLACE
 		pol.GenerationPolicy, pol.Generation = as.EXPECT_GEN_EQUAL, ks.gen
-		sc.ops = append(sc.ops, as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(ks.pos, f.pos))))
+		sc.ops = append(sc.ops, sc.arena.add(*as.PutOp(as.NewBin(w.cfg.PositionsBin, posMap(ks.pos, f.pos)))))
 	case len(f.pos) == 1:
 		pol.GenerationPolicy, pol.Generation = as.EXPECT_GEN_EQUAL, ks.gen
 		for p, o := range f.pos {
