@@ -175,3 +175,30 @@ func mapOne(m *mapper, r *sdk.SinkRecord) (*mapped, error) {
 	}
 	return &out, nil
 }
+
+// The key cache returns the same key for the same user key and stays
+// bounded.
+func TestKeyCacheBounded(t *testing.T) {
+	m := testMapper(t)
+	a, err := m.key("s", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := m.key("s", "x"); b != a {
+		t.Fatal("cached key not reused")
+	}
+	if c, _ := m.key("other", "x"); c == a || string(c.Digest()) == string(a.Digest()) {
+		t.Fatal("a key of another set came from the cache")
+	}
+	if d, _ := m.key("s", int64(7)); d.Value().GetObject() != int64(7) {
+		t.Fatal("integer key wrong")
+	}
+	for i := range keyCacheSize + 10 {
+		if _, err := m.key("s", int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(m.keys); n > keyCacheSize {
+		t.Fatalf("key cache holds %d keys, limit %d", n, keyCacheSize)
+	}
+}
