@@ -163,6 +163,7 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 		putRecs  []chain.Raw
 		putBytes int
 		open     bool
+		dec      wire.Decoder
 	)
 	for {
 		m, err := r.stream.Recv()
@@ -178,13 +179,27 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 				recvErr <- fmt.Errorf("protocol error: put %d started before put %d was complete", p.GetId(), putID)
 				return
 			}
+			if p.GetCount() < 0 || int(p.GetCount()) > len(p.GetRecords()) {
+				recvErr <- fmt.Errorf("protocol error: put %d claims %d records in %d bytes", p.GetId(), p.GetCount(), len(p.GetRecords()))
+				return
+			}
 			if !open {
-				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, len(p.GetRecords())), 0
+				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, p.GetCount()), 0
 			}
-			for _, rec := range p.GetRecords() {
-				putRecs = append(putRecs, wire.RawFromPB(rec))
-				putBytes += len(rec.Key) + len(rec.Value)
+			// Records alias the received message's buffer: no copy.
+			dec.Reset(p.GetRecords())
+			for range p.GetCount() {
+				putRecs = append(putRecs, chain.Raw{})
+				if err := dec.Record(&putRecs[len(putRecs)-1]); err != nil {
+					recvErr <- fmt.Errorf("protocol error: put %d: %w", putID, err)
+					return
+				}
 			}
+			if dec.Len() != 0 {
+				recvErr <- fmt.Errorf("protocol error: put %d: %d bytes after %d records", putID, dec.Len(), p.GetCount())
+				return
+			}
+			putBytes += len(p.GetRecords())
 			if !p.GetFinal() {
 				continue
 			}
@@ -264,7 +279,8 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 	}
 	orig := r.origIdx[:0]
 	for i := range in {
-		rec, keep, fail := r.chain.Apply(in[i])
+		rec := &slab[len(ptrs)]
+		keep, fail := r.chain.ApplyTo(in[i], rec)
 		if fail != nil {
 			r.reported.Inc()
 			res.Failures = append(res.Failures, &pluginpb.SinkFailure{
@@ -276,8 +292,7 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 		if !keep {
 			continue
 		}
-		slab[len(ptrs)] = *rec
-		ptrs = append(ptrs, &slab[len(ptrs)])
+		ptrs = append(ptrs, rec)
 		orig = append(orig, int32(i))
 	}
 	r.origIdx = orig

@@ -49,6 +49,9 @@ func rootCommand() *command {
 			versionCommand(),
 			devCommand(),
 			pluginCommand(),
+			connectorsCommand(),
+			pluginsCommand(),
+			workerCommand(),
 		},
 	}
 }

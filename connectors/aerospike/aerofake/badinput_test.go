@@ -95,7 +95,9 @@ func TestBadMessagesAnswerAndKeepConnection(t *testing.T) {
 			fieldBytes(0, []byte("test")), fieldBytes(11, []byte{1, 2, 3})}, nil), 4},
 		"scan bad pid": {3, msgBody(0x01, 0, 0x04, 0, 0, [][]byte{
 			fieldBytes(0, []byte("test")), fieldBytes(11, []byte{0xFF, 0xFF})}, nil), 4},
-		"scan unknown namespace": {3, msgBody(0x01, 0, 0x04, 0, 0, [][]byte{fieldBytes(0, []byte("nope"))}, nil), 20},
+		"scan unknown namespace":          {3, msgBody(0x01, 0, 0x04, 0, 0, [][]byte{fieldBytes(0, []byte("nope"))}, nil), 20},
+		"scan without partition-done bit": {3, msgBody(0x01, 0, 0, 0, 0, [][]byte{fieldBytes(0, []byte("test"))}, nil), 16},
+		"background scan":                 {3, msgBody(0, 0x01, 0x04, 0, 0, [][]byte{fieldBytes(0, []byte("test"))}, [][]byte{opBytes(2, 1, "v", int64Bytes(1))}), 16},
 		"secondary index query": {3, msgBody(0x01, 0, 0x04, 0, 0, [][]byte{
 			fieldBytes(0, []byte("test")), fieldBytes(21, []byte("idx"))}, nil), 201},
 	}

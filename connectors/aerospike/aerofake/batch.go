@@ -205,8 +205,7 @@ func (c *conn) handleBatch(m *message, fieldType byte) error {
 		}
 		out = appendMsgHeader(out, 0, 0, rep.rc, rep.gen, rep.voidTime, row.index, 0, len(rep.ops))
 		for j := range rep.ops {
-			o := &rep.ops[j]
-			out = appendOp(out, o.code, o.ptype, o.name, o.data)
+			out = appendOpResult(out, &rep.ops[j])
 		}
 		if len(out)-frameStart >= frameTarget {
 			putProtoSize(out, frameStart, protoMsg)

@@ -58,7 +58,10 @@ type mapEntry struct {
 // until encode copies them into a new bin.
 type cdtMap struct {
 	flags   byte
-	entries []mapEntry
+	entries []mapEntry // in key order when the map is K-ordered
+	// idx locates keys of a large unordered map; nil until first needed and
+	// after any change that moves entries.
+	idx map[keyID]int
 }
 
 func (m *cdtMap) ordered() bool { return m.flags&mapOrderKey != 0 }
@@ -66,21 +69,34 @@ func (m *cdtMap) ordered() bool { return m.flags&mapOrderKey != 0 }
 // decodeMap decodes a whole MAP particle, including the ordered-map header
 // pseudo-pair the server writes for K-ordered maps.
 func decodeMap(b []byte) (*cdtMap, error) {
-	count, off, err := mpMapHeader(b)
-	if err != nil {
+	m := &cdtMap{}
+	if err := decodeMapInto(b, m); err != nil {
 		return nil, err
 	}
-	m := &cdtMap{entries: make([]mapEntry, 0, min(count, 64))}
+	return m, nil
+}
+
+// decodeMapInto is decodeMap reusing m's storage.
+func decodeMapInto(b []byte, m *cdtMap) error {
+	m.flags, m.entries, m.idx = 0, m.entries[:0], nil
+	count, off, err := mpMapHeader(b)
+	if err != nil {
+		return err
+	}
+	var seen map[keyID]struct{}
+	if count > smallMap {
+		seen = make(map[keyID]struct{}, min(count, 1<<16))
+	}
 	for i := 0; i < count; i++ {
 		kn, err := mpSkip(b[off:])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		kraw := b[off : off+kn]
 		off += kn
 		vn, err := mpSkip(b[off:])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		vraw := b[off : off+vn]
 		off += vn
@@ -90,41 +106,111 @@ func decodeMap(b []byte) (*cdtMap, error) {
 		}
 		k, n, err := mpMapKey(kraw)
 		if err != nil || n != len(kraw) {
-			return nil, malformed("bad map key")
+			return malformed("bad map key")
 		}
-		if m.find(k) >= 0 {
-			return nil, malformed("duplicate map key")
+		if seen != nil {
+			id := k.id()
+			if _, dup := seen[id]; dup {
+				return malformed("duplicate map key")
+			}
+			seen[id] = struct{}{}
+		} else if m.scan(k) >= 0 {
+			return malformed("duplicate map key")
 		}
 		m.entries = append(m.entries, mapEntry{key: k, kraw: kraw, vraw: vraw})
 	}
 	if off != len(b) {
-		return nil, malformed("trailing bytes after map")
+		return malformed("trailing bytes after map")
 	}
 	if m.ordered() {
 		m.sort()
 	}
-	return m, nil
+	return nil
+}
+
+// smallMap is the size up to which a linear scan beats building an index.
+const smallMap = 16
+
+func cmpKeys(a, b mapKey) int {
+	switch {
+	case a.less(b):
+		return -1
+	case b.less(a):
+		return 1
+	}
+	return 0
 }
 
 func (m *cdtMap) sort() {
-	slices.SortFunc(m.entries, func(a, b mapEntry) int {
-		switch {
-		case a.key.less(b.key):
-			return -1
-		case b.key.less(a.key):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(m.entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) })
+	m.idx = nil
 }
 
-func (m *cdtMap) find(k mapKey) int {
+func (m *cdtMap) scan(k mapKey) int {
 	for i := range m.entries {
-		if m.entries[i].key == k {
+		if m.entries[i].key.equal(k) {
 			return i
 		}
 	}
 	return -1
+}
+
+// find returns the entry index of k, or -1: binary search in a K-ordered
+// map, a hash index in a large unordered one.
+func (m *cdtMap) find(k mapKey) int {
+	if m.ordered() {
+		i, ok := slices.BinarySearchFunc(m.entries, k, func(e mapEntry, k mapKey) int { return cmpKeys(e.key, k) })
+		if ok {
+			return i
+		}
+		return -1
+	}
+	if len(m.entries) <= smallMap {
+		return m.scan(k)
+	}
+	if m.idx == nil {
+		m.idx = make(map[keyID]int, len(m.entries))
+		for i := range m.entries {
+			m.idx[m.entries[i].key.id()] = i
+		}
+	}
+	if i, ok := m.idx[k.id()]; ok {
+		return i
+	}
+	return -1
+}
+
+// insert adds an entry whose key is not present yet.
+func (m *cdtMap) insert(e mapEntry) {
+	if m.ordered() {
+		i, _ := slices.BinarySearchFunc(m.entries, e.key, func(e mapEntry, k mapKey) int { return cmpKeys(e.key, k) })
+		m.entries = slices.Insert(m.entries, i, e)
+		return
+	}
+	m.entries = append(m.entries, e)
+	if m.idx != nil {
+		m.idx[e.key.id()] = len(m.entries) - 1
+	}
+}
+
+// keyRanks returns each entry's position in key order.
+func (m *cdtMap) keyRanks() []int {
+	ranks := make([]int, len(m.entries))
+	if m.ordered() {
+		for i := range ranks {
+			ranks[i] = i
+		}
+		return ranks
+	}
+	order := make([]int, len(m.entries))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpKeys(m.entries[a].key, m.entries[b].key) })
+	for pos, i := range order {
+		ranks[i] = pos
+	}
+	return ranks
 }
 
 // encode writes the map as a MAP particle into a fresh buffer.
@@ -144,14 +230,9 @@ func encodeEntries(dst []byte, entries []mapEntry, ordered bool, flags byte) []b
 	if ordered {
 		dst = appendMPMapHeader(dst, n+1)
 		dst = append(dst, 0xc7, 0x00, flags|mapOrderKey, 0xc0)
-		if !slices.IsSortedFunc(entries, func(a, b mapEntry) int {
-			if a.key.less(b.key) {
-				return -1
-			}
-			return 1
-		}) {
+		if !slices.IsSortedFunc(entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) }) {
 			entries = slices.Clone(entries)
-			(&cdtMap{entries: entries}).sort()
+			slices.SortFunc(entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) })
 		}
 	} else {
 		dst = appendMPMapHeader(dst, n)
@@ -169,61 +250,79 @@ type cdtCall struct {
 	params [][]byte // raw msgpack items
 }
 
+// scratch is per-connection working memory for the CDT work of one command,
+// reused so a map op does not allocate its bookkeeping every time.
+type scratch struct {
+	call cdtCall
+	m    cdtMap
+	num  []byte
+}
+
+func (s *scratch) reset() { s.num = s.num[:0] }
+
+// int64 returns v as an INTEGER particle backed by the scratch buffer. The
+// slice stays valid for the rest of the command (growth reallocates rather
+// than overwrites).
+func (s *scratch) int64(v int64) []byte {
+	s.num = binary.BigEndian.AppendUint64(s.num, uint64(v))
+	n := len(s.num)
+	return s.num[n-8 : n : n]
+}
+
 // parseCDT decodes a CDT op value: either the 16-bit form (u16 opcode, then an
 // optional msgpack array of params) or a msgpack array [opcode, params...].
 // Contexts ([0xff, ctx, op]) are not supported.
-func parseCDT(v []byte) (cdtCall, ResultCode) {
-	var c cdtCall
+func parseCDT(v []byte, c *cdtCall) ResultCode {
+	c.opcode, c.params = 0, c.params[:0]
 	if len(v) < 1 {
-		return c, ParameterError
+		return ParameterError
 	}
 	var rest []byte
 	var count int
 	if v[0] == 0 {
 		if len(v) < 2 {
-			return c, ParameterError
+			return ParameterError
 		}
 		c.opcode = int(binary.BigEndian.Uint16(v[0:2]))
 		rest = v[2:]
 		if len(rest) == 0 {
-			return c, OK
+			return OK
 		}
 		n, hn, err := mpArrayHeader(rest)
 		if err != nil {
-			return c, ParameterError
+			return ParameterError
 		}
 		count, rest = n, rest[hn:]
 	} else {
 		n, hn, err := mpArrayHeader(v)
 		if err != nil || n == 0 {
-			return c, ParameterError
+			return ParameterError
 		}
 		rest = v[hn:]
 		op, on, ok := mpInt(rest)
 		if !ok {
-			return c, ParameterError
+			return ParameterError
 		}
 		if op == 0xff {
-			return c, UnsupportedFeature // nested context
+			return UnsupportedFeature // nested context
 		}
 		c.opcode, rest, count = int(op), rest[on:], n-1
 	}
 	if count > len(rest) {
-		return c, ParameterError
+		return ParameterError
 	}
-	c.params = make([][]byte, 0, count)
 	for i := 0; i < count; i++ {
 		n, err := mpSkip(rest)
 		if err != nil {
-			return c, ParameterError
+			return ParameterError
 		}
 		c.params = append(c.params, rest[:n])
 		rest = rest[n:]
 	}
 	if len(rest) != 0 {
-		return c, ParameterError
+		return ParameterError
 	}
-	return c, OK
+	return OK
 }
 
 func (c *cdtCall) intParam(i int, def int64) (int64, bool) {
@@ -237,26 +336,27 @@ func (c *cdtCall) intParam(i int, def int64) (int64, bool) {
 func isMapRead(opcode int) bool   { return opcode >= 96 && opcode <= 127 }
 func isMapModify(opcode int) bool { return opcode >= 64 && opcode < 96 }
 
-// loadMap returns the map stored in bins[idx] (an empty map when idx < 0).
-func loadMap(bins []bin, idx int) (*cdtMap, bool, ResultCode) {
+// loadMap decodes the map stored in bins[idx] into m (an empty map when
+// idx < 0).
+func loadMap(bins []bin, idx int, m *cdtMap) (bool, ResultCode) {
+	m.flags, m.entries, m.idx = 0, m.entries[:0], nil
 	if idx < 0 {
-		return &cdtMap{}, false, OK
+		return false, OK
 	}
 	if bins[idx].ptype != ptMap {
-		return nil, true, BinTypeError
+		return true, BinTypeError
 	}
-	m, err := decodeMap(bins[idx].data)
-	if err != nil {
-		return nil, true, ParameterError
+	if err := decodeMapInto(bins[idx].data, m); err != nil {
+		return true, ParameterError
 	}
-	return m, true, OK
+	return true, OK
 }
 
 // cdtRead runs a CDT_READ op against bins.
-func cdtRead(bins []bin, o *op) (opResult, ResultCode) {
-	res := opResult{code: o.code, ptype: ptNull, name: string(o.name)}
-	c, rc := parseCDT(o.value)
-	if rc != OK {
+func cdtRead(bins []bin, o *op, scr *scratch) (opResult, ResultCode) {
+	res := opResult{code: o.code, ptype: ptNull, rawName: o.name}
+	c := &scr.call
+	if rc := parseCDT(o.value, c); rc != OK {
 		return res, rc
 	}
 	if c.opcode < 64 {
@@ -275,13 +375,13 @@ func cdtRead(bins []bin, o *op) (opResult, ResultCode) {
 	if idx < 0 {
 		return res, OK // missing bin reads as NULL
 	}
-	m, _, rc := loadMap(bins, idx)
-	if rc != OK {
+	m := &scr.m
+	if _, rc := loadMap(bins, idx, m); rc != OK {
 		return res, rc
 	}
 	switch c.opcode {
 	case mapSize:
-		res.ptype, res.data = ptInteger, binary.BigEndian.AppendUint64(nil, uint64(len(m.entries)))
+		res.ptype, res.data = ptInteger, scr.int64(int64(len(m.entries)))
 		return res, OK
 	case mapGetByKey, mapGetByKeyList:
 		if len(c.params) != 2 {
@@ -295,7 +395,7 @@ func cdtRead(bins []bin, o *op) (opResult, ResultCode) {
 		if rc != OK {
 			return res, rc
 		}
-		res.ptype, res.data, rc = m.result(int(rt), found, c.opcode == mapGetByKeyList)
+		res.ptype, res.data, rc = m.result(int(rt), found, c.opcode == mapGetByKeyList, scr)
 		return res, rc
 	}
 	return res, UnsupportedFeature
@@ -319,32 +419,31 @@ func (m *cdtMap) findParamKeys(p []byte, list bool) ([]int, ResultCode) {
 		return nil, ParameterError
 	}
 	var found []int
+	var marked []bool
 	for j := 0; j < count; j++ {
 		k, n, err := mpMapKey(p[off:])
 		if err != nil {
 			return nil, ParameterError
 		}
 		off += n
-		if i := m.find(k); i >= 0 && !slices.Contains(found, i) {
-			found = append(found, i)
+		if i := m.find(k); i >= 0 {
+			if marked == nil {
+				marked = make([]bool, len(m.entries))
+			}
+			if !marked[i] {
+				marked[i] = true
+				found = append(found, i)
+			}
 		}
+	}
+	if off != len(p) {
+		return nil, ParameterError
 	}
 	return found, OK
 }
 
-// keyIndex is the position of entry i in key order.
-func (m *cdtMap) keyIndex(i int) int {
-	n := 0
-	for j := range m.entries {
-		if m.entries[j].key.less(m.entries[i].key) {
-			n++
-		}
-	}
-	return n
-}
-
 // result encodes the selected entries as the particle for return type rt.
-func (m *cdtMap) result(rt int, found []int, multi bool) (byte, []byte, ResultCode) {
+func (m *cdtMap) result(rt int, found []int, multi bool, scr *scratch) (byte, []byte, ResultCode) {
 	if rt&0x10000 != 0 {
 		return 0, nil, UnsupportedFeature // INVERTED
 	}
@@ -352,15 +451,16 @@ func (m *cdtMap) result(rt int, found []int, multi bool) (byte, []byte, ResultCo
 	case rtNone:
 		return ptNull, nil, OK
 	case rtCount:
-		return ptInteger, binary.BigEndian.AppendUint64(nil, uint64(len(found))), OK
+		return ptInteger, scr.int64(int64(len(found))), OK
 	case rtExists:
 		if len(found) > 0 {
 			return ptBool, []byte{1}, OK
 		}
 		return ptBool, []byte{0}, OK
 	case rtIndex, rtReverseIndex:
+		ranks := m.keyRanks()
 		idx := func(i int) int64 {
-			k := m.keyIndex(i)
+			k := ranks[i]
 			if rt == rtReverseIndex {
 				k = len(m.entries) - 1 - k
 			}
@@ -370,7 +470,7 @@ func (m *cdtMap) result(rt int, found []int, multi bool) (byte, []byte, ResultCo
 			if len(found) == 0 {
 				return ptNull, nil, OK
 			}
-			return ptInteger, binary.BigEndian.AppendUint64(nil, uint64(idx(found[0]))), OK
+			return ptInteger, scr.int64(idx(found[0])), OK
 		}
 		out := appendMPArrayHeader(nil, len(found))
 		for _, i := range found {
@@ -416,10 +516,10 @@ func cloneIfAliased(b []byte) []byte { return append([]byte(nil), b...) }
 
 // cdtModify runs a CDT_MODIFY op: it decodes the bin's map, applies the op,
 // and stores the re-encoded map.
-func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
-	res := opResult{code: o.code, ptype: ptNull, name: string(o.name)}
-	c, rc := parseCDT(o.value)
-	if rc != OK {
+func cdtModify(bins []bin, idx int, o *op, scr *scratch) ([]bin, opResult, ResultCode) {
+	res := opResult{code: o.code, ptype: ptNull, rawName: o.name}
+	c := &scr.call
+	if rc := parseCDT(o.value, c); rc != OK {
 		return bins, res, rc
 	}
 	if c.opcode < 64 {
@@ -428,7 +528,8 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 	if !isMapModify(c.opcode) {
 		return bins, res, ParameterError
 	}
-	m, exists, rc := loadMap(bins, idx)
+	m := &scr.m
+	exists, rc := loadMap(bins, idx, m)
 	if rc != OK {
 		return bins, res, rc
 	}
@@ -440,15 +541,13 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 			return bins, res, ParameterError
 		}
 		m.flags = byte(attr)
-		if m.ordered() {
-			m.sort()
-		}
+		m.sort() // key order for an ordered map; harmless otherwise
 		changed = true
 	case mapPut, mapAdd, mapReplace:
 		if len(c.params) < 2 || len(c.params) > 4 {
 			return bins, res, ParameterError
 		}
-		flags, rc := putFlags(&c, c.opcode, 3)
+		flags, rc := putFlags(c, c.opcode, 3)
 		if rc != OK {
 			return bins, res, rc
 		}
@@ -468,12 +567,12 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 			return bins, res, rc
 		}
 		changed = ok || !exists
-		res.ptype, res.data = ptInteger, binary.BigEndian.AppendUint64(nil, uint64(len(m.entries)))
+		res.ptype, res.data = ptInteger, scr.int64(int64(len(m.entries)))
 	case mapPutItems, mapAddItems, mapReplaceItems:
 		if len(c.params) < 1 || len(c.params) > 3 {
 			return bins, res, ParameterError
 		}
-		flags, rc := putFlags(&c, c.opcode, 2)
+		flags, rc := putFlags(c, c.opcode, 2)
 		if rc != OK {
 			return bins, res, rc
 		}
@@ -503,7 +602,7 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 			m = work
 		}
 		changed = true
-		res.ptype, res.data = ptInteger, binary.BigEndian.AppendUint64(nil, uint64(len(m.entries)))
+		res.ptype, res.data = ptInteger, scr.int64(int64(len(m.entries)))
 	case mapIncrement, mapDecrement:
 		if len(c.params) < 1 || len(c.params) > 4 {
 			return bins, res, ParameterError
@@ -537,7 +636,7 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 		if !exists {
 			return bins, res, OK
 		}
-		m.entries = m.entries[:0]
+		m.entries, m.idx = m.entries[:0], nil
 		changed = true
 	case mapRemoveByKey, mapRemoveByKeyList:
 		if len(c.params) != 2 {
@@ -551,18 +650,22 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 		if rc != OK {
 			return bins, res, rc
 		}
-		res.ptype, res.data, rc = m.result(int(rt), found, c.opcode == mapRemoveByKeyList)
+		res.ptype, res.data, rc = m.result(int(rt), found, c.opcode == mapRemoveByKeyList, scr)
 		if rc != OK {
 			return bins, res, rc
 		}
 		if len(found) > 0 {
-			keep := m.entries[:0:0]
+			drop := make([]bool, len(m.entries))
+			for _, i := range found {
+				drop[i] = true
+			}
+			keep := make([]mapEntry, 0, len(m.entries)-len(found))
 			for i, e := range m.entries {
-				if !slices.Contains(found, i) {
+				if !drop[i] {
 					keep = append(keep, e)
 				}
 			}
-			m.entries = keep
+			m.entries, m.idx = keep, nil
 			changed = true
 		}
 	default:
@@ -571,7 +674,7 @@ func cdtModify(bins []bin, idx int, o *op) ([]bin, opResult, ResultCode) {
 	if !changed {
 		return bins, res, OK
 	}
-	nb := bin{name: string(o.name), ptype: ptMap, data: m.encode()}
+	nb := bin{name: binName(bins, idx, o), ptype: ptMap, data: m.encode()}
 	return setBin(bins, idx, nb), res, OK
 }
 
@@ -612,10 +715,7 @@ func (m *cdtMap) put(k mapKey, kraw, vraw []byte, flags int64) (bool, ResultCode
 	case i >= 0:
 		m.entries[i].vraw = vraw
 	default:
-		m.entries = append(m.entries, mapEntry{key: k, kraw: kraw, vraw: vraw})
-		if m.ordered() {
-			m.sort()
-		}
+		m.insert(mapEntry{key: k, kraw: kraw, vraw: vraw})
 	}
 	return true, OK
 }
@@ -660,10 +760,7 @@ func (m *cdtMap) increment(k mapKey, kraw, delta []byte, negate bool) ([]byte, R
 	if i >= 0 {
 		m.entries[i].vraw = out
 	} else {
-		m.entries = append(m.entries, mapEntry{key: k, kraw: kraw, vraw: out})
-		if m.ordered() {
-			m.sort()
-		}
+		m.insert(mapEntry{key: k, kraw: kraw, vraw: out})
 	}
 	return out, OK
 }

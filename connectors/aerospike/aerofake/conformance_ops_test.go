@@ -155,6 +155,14 @@ func TestWriteNullBinsAndEmptyRecord(t *testing.T) {
 	wantMissing(t, c, k)
 	wantRC(t, c.Put(nil, k, as.BinMap{"a": nil}), types.KEY_NOT_FOUND_ERROR)
 	wantMissing(t, c, k)
+
+	// Rule 8 on CE: a durable write that would delete the record → rc 25.
+	noErr(t, c.Put(nil, k, as.BinMap{"a": 1}))
+	durable := writePolicy(func(p *as.WritePolicy) { p.DurableDelete = true })
+	_, err = c.Operate(durable, k, as.DeleteOp())
+	wantRC(t, err, types.ENTERPRISE_ONLY)
+	wantRC(t, c.Put(durable, k, as.BinMap{"a": nil}), types.ENTERPRISE_ONLY)
+	wantGen(t, c, k, 1)
 }
 
 // §5.3 / §2.8 rule 7: INCR creates a missing bin, adds (wrapping) to an

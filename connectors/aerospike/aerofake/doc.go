@@ -21,8 +21,10 @@
 //     put, add, append, prepend, touch, delete and operate, with the
 //     record-exists actions, generation policies, TTL rules and result codes of
 //     Aerospike CE 8.1 as written down in the project's wire reference;
-//   - map CDT operations (put, put items, add, replace, increment, decrement,
-//     clear, set type, size, get/remove by key and by key list) and DELETE_ALL;
+//   - map CDT operations on top-level map bins (put, put items, add, replace,
+//     increment, decrement, clear, set type, size, get/remove by key and by
+//     key list; unordered and key-ordered maps; keys compared by value) and
+//     DELETE_ALL;
 //   - batch reads and writes in both layouts (field 42 and field 41) with
 //     per-row results and the LAST terminator;
 //   - scans and primary-index queries by partition, with set filter, bin
@@ -39,11 +41,17 @@
 //
 // It must not be used as a database: no persistence, no eviction, no
 // replication, no secondary indexes, no UDFs, no filter expressions, no
-// list/bit/HLL operations, no compression (all answer UNSUPPORTED_FEATURE or
-// ENTERPRISE_ONLY, as a CE server without the feature would). It must never
-// panic or corrupt one connection's state because another connection sent a
-// malformed frame: bad frames are answered with a result code when the frame
-// boundary is still known, and the connection is closed otherwise.
+// list/bit/HLL operations, no nested CDT contexts, no map rank operations,
+// no compression (these answer UNSUPPORTED_FEATURE, INDEX_NOTFOUND or
+// ENTERPRISE_ONLY, as a CE server without the feature would). Read-touch TTL
+// (ReadTouchTTLPercent) is ignored. It must never panic or corrupt one
+// connection's state because another connection sent a malformed frame: bad
+// frames are answered with a result code when the frame boundary is still
+// known, and the connection is closed otherwise; frame sizes are capped
+// (Config.MaxMessageSize, 1 MiB for info).
+//
+// Tests that need time to pass set Config.Now; tests that need the uint16
+// generation wrap use [Server.SetGeneration].
 //
 // Start one in-process with [Start]; the connectd binary runs the same server
 // as a process with `connectd dev aerospike`.

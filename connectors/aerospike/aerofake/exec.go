@@ -42,11 +42,33 @@ func (r *request) kind() OpKind {
 }
 
 // opResult is one op of a reply. data may alias stored (immutable) bin data.
+// The bin name is either name or, to save an allocation per op, rawName
+// aliasing the request.
 type opResult struct {
-	code  byte
-	ptype byte
-	name  string
-	data  []byte
+	code    byte
+	ptype   byte
+	name    string
+	rawName []byte
+	data    []byte
+}
+
+func appendOpResult(dst []byte, r *opResult) []byte {
+	if r.rawName != nil {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(4+len(r.rawName)+len(r.data)))
+		dst = append(dst, r.code, r.ptype, 0, byte(len(r.rawName)))
+		dst = append(dst, r.rawName...)
+		return append(dst, r.data...)
+	}
+	return appendOp(dst, r.code, r.ptype, r.name, r.data)
+}
+
+// binName is the name for a bin written by o: the stored string when the bin
+// exists, a new one otherwise.
+func binName(bins []bin, idx int, o *op) string {
+	if idx >= 0 {
+		return bins[idx].name
+	}
+	return string(o.name)
 }
 
 // reply is the outcome of a single-record command.
@@ -55,11 +77,13 @@ type reply struct {
 	gen      uint32
 	voidTime uint32
 	ops      []opResult
+	scr      scratch
 }
 
 func (rep *reply) reset() {
 	rep.rc, rep.gen, rep.voidTime = 0, 0, 0
 	rep.ops = rep.ops[:0]
+	rep.scr.reset()
 }
 
 func (rep *reply) fail(rc ResultCode) {
@@ -194,7 +218,7 @@ func (s *Server) executeRead(ns *namespace, p *partition, req *request, now cloc
 	for i := range req.ops {
 		o := &req.ops[i]
 		if o.code == opCDTRead {
-			res, rc := cdtRead(r.bins, o)
+			res, rc := cdtRead(r.bins, o, &rep.scr)
 			if rc != OK {
 				rep.fail(rc)
 				return
@@ -225,7 +249,7 @@ func appendReadResult(dst []opResult, bins []bin, o *op, getAll, respondAll bool
 		}
 	}
 	if respondAll {
-		dst = append(dst, opResult{code: opRead, ptype: ptNull, name: string(o.name)})
+		dst = append(dst, opResult{code: opRead, ptype: ptNull, rawName: o.name})
 	}
 	return dst
 }
@@ -263,7 +287,7 @@ func (s *Server) executeDelete(p *partition, req *request, now clock, rep *reply
 		return
 	}
 	// CE keeps no tombstone: a re-created record starts again at generation 1.
-	delete(p.recs, req.digest)
+	p.remove(&req.digest)
 }
 
 // writeOpsCheck validates a write's op list before touching the record.
@@ -446,11 +470,16 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 		return
 	}
 
-	var bins []bin
+	// The new record is allocated up front so small bin sets live in its
+	// inline array: one allocation for record and bins.
+	nr := &record{}
+	bins := nr.inline[:0]
 	if old != nil && req.info3&(info3CreateOrReplace|info3ReplaceOnly) == 0 {
-		bins = make([]bin, len(old.bins), len(old.bins)+len(req.ops))
-		copy(bins, old.bins)
-	} else {
+		if n := len(old.bins) + len(req.ops); n > len(nr.inline) {
+			bins = make([]bin, 0, n)
+		}
+		bins = append(bins, old.bins...)
+	} else if len(req.ops) > len(nr.inline) {
 		bins = make([]bin, 0, len(req.ops))
 	}
 	getAll := req.info1&info1GetAll != 0
@@ -476,12 +505,12 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 			rep.fail(EnterpriseOnly)
 			return
 		}
-		delete(p.recs, req.digest)
+		p.remove(&req.digest)
 		rep.gen, rep.voidTime = 0, 0
 		return
 	}
 
-	nr := &record{bins: bins, gen: nextGeneration(curGen), voidTime: voidTime, lut: now.nanos}
+	nr.bins, nr.gen, nr.voidTime, nr.lut = bins, nextGeneration(curGen), voidTime, now.nanos
 	if old != nil {
 		nr.set, nr.key = old.set, old.key
 	} else {
@@ -494,17 +523,12 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 		rep.fail(RecordTooBig)
 		return
 	}
-	p.recs[req.digest] = nr
+	p.store(&req.digest, nr)
 	rep.gen, rep.voidTime = uint32(nr.gen), nr.voidTime
 }
 
 // applyWriteOp applies one op of a write to bins and records its result.
 func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *reply) ([]bin, ResultCode) {
-	nullResult := func() {
-		if respondAll {
-			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, name: string(o.name)})
-		}
-	}
 	idx := -1
 	for i := range bins {
 		if bins[i].name == string(o.name) {
@@ -521,17 +545,21 @@ func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *r
 				bins = append(bins[:idx], bins[idx+1:]...)
 			}
 		} else {
-			b := bin{name: string(o.name), ptype: o.ptype, data: normalizeParticle(o.ptype, o.value)}
+			b := bin{name: binName(bins, idx, o), ptype: o.ptype, data: normalizeParticle(o.ptype, o.value)}
 			bins = setBin(bins, idx, b)
 		}
-		nullResult()
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opIncr:
 		nb, rc := incrBin(bins, idx, o)
 		if rc != OK {
 			return bins, rc
 		}
 		bins = setBin(bins, idx, nb)
-		nullResult()
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opAppend, opPrepend:
 		if o.ptype != ptString && o.ptype != ptBlob {
 			return bins, BinTypeError
@@ -547,15 +575,21 @@ func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *r
 		default:
 			data = append(append(make([]byte, 0, len(bins[idx].data)+len(o.value)), o.value...), bins[idx].data...)
 		}
-		bins = setBin(bins, idx, bin{name: string(o.name), ptype: o.ptype, data: data})
-		nullResult()
+		bins = setBin(bins, idx, bin{name: binName(bins, idx, o), ptype: o.ptype, data: data})
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opTouch:
-		nullResult()
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opDeleteAll:
 		bins = bins[:0]
-		nullResult()
+		if respondAll {
+			rep.ops = append(rep.ops, opResult{code: o.code, ptype: ptNull, rawName: o.name})
+		}
 	case opCDTRead:
-		res, rc := cdtRead(bins, o)
+		res, rc := cdtRead(bins, o, &rep.scr)
 		if rc != OK {
 			return bins, rc
 		}
@@ -565,7 +599,7 @@ func (s *Server) applyWriteOp(bins []bin, o *op, getAll, respondAll bool, rep *r
 	case opCDTModify:
 		var res opResult
 		var rc ResultCode
-		bins, res, rc = cdtModify(bins, idx, o)
+		bins, res, rc = cdtModify(bins, idx, o, &rep.scr)
 		if rc != OK {
 			return bins, rc
 		}
@@ -598,7 +632,7 @@ func incrBin(bins []bin, idx int, o *op) (bin, ResultCode) {
 	default:
 		return bin{}, ParameterError
 	}
-	name := string(o.name)
+	name := binName(bins, idx, o)
 	if idx < 0 {
 		return bin{name: name, ptype: o.ptype, data: normalizeParticle(o.ptype, o.value)}, OK
 	}

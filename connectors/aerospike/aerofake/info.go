@@ -212,6 +212,9 @@ func (s *Server) setsInfo(params string) string {
 		ns := s.namespaces[n]
 		for i := range ns.parts {
 			p := &ns.parts[i]
+			if p.empty() {
+				continue
+			}
 			p.mu.Lock()
 			for _, r := range p.recs {
 				if r.set != "" && !r.expired(now) {

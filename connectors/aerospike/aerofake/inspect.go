@@ -167,7 +167,7 @@ func (s *Server) SetGeneration(ns string, digest [20]byte, gen uint16) error {
 	}
 	nr := *r
 	nr.gen = gen
-	p.recs[digest] = &nr
+	p.store(&digest, &nr)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package aerofake
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -299,11 +300,16 @@ func mpStr(b []byte) (ptype byte, data []byte, n int, ok bool) {
 }
 
 // mapKey is a decoded map key. Aerospike map keys are integers, strings or
-// blobs and compare by decoded value, never by encoding.
+// blobs and compare by decoded value, never by encoding. b aliases the bytes
+// the key was decoded from.
 type mapKey struct {
 	kind byte // ptInteger, ptString or ptBlob
 	i    int64
-	s    string
+	b    []byte
+}
+
+func (k mapKey) equal(o mapKey) bool {
+	return k.kind == o.kind && k.i == o.i && bytes.Equal(k.b, o.b)
 }
 
 // less orders keys the way Aerospike orders msgpack values: integers before
@@ -315,8 +321,17 @@ func (k mapKey) less(o mapKey) bool {
 	if k.kind == ptInteger {
 		return k.i < o.i
 	}
-	return k.s < o.s
+	return bytes.Compare(k.b, o.b) < 0
 }
+
+// keyID is a comparable copy of a mapKey, for Go maps.
+type keyID struct {
+	kind byte
+	i    int64
+	s    string
+}
+
+func (k mapKey) id() keyID { return keyID{kind: k.kind, i: k.i, s: string(k.b)} }
 
 // mpMapKey decodes a map key at the start of b.
 func mpMapKey(b []byte) (mapKey, int, error) {
@@ -326,17 +341,10 @@ func mpMapKey(b []byte) (mapKey, int, error) {
 	if pt, data, n, ok := mpStr(b); ok {
 		switch pt {
 		case ptString, ptBlob:
-			return mapKey{kind: pt, s: string(data)}, n, nil
+			return mapKey{kind: pt, b: data}, n, nil
 		}
 	}
 	return mapKey{}, 0, malformed("map key must be an integer, string or blob")
-}
-
-func appendMPKey(dst []byte, k mapKey) []byte {
-	if k.kind == ptInteger {
-		return appendMPInt(dst, k.i)
-	}
-	return appendMPParticleStr(dst, k.kind, []byte(k.s))
 }
 
 func appendMPInt(dst []byte, v int64) []byte {
@@ -363,32 +371,6 @@ func appendMPInt(dst []byte, v int64) []byte {
 
 func appendMPFloat(dst []byte, f float64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, 0xcb), math.Float64bits(f))
-}
-
-func appendMPBool(dst []byte, v bool) []byte {
-	if v {
-		return append(dst, 0xc3)
-	}
-	return append(dst, 0xc2)
-}
-
-func appendMPStrHeader(dst []byte, n int) []byte {
-	switch {
-	case n < 32:
-		return append(dst, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		return append(dst, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(dst, 0xda), uint16(n))
-	}
-	return binary.BigEndian.AppendUint32(append(dst, 0xdb), uint32(n))
-}
-
-// appendMPParticleStr appends a str carrying a particle-type prefix byte.
-func appendMPParticleStr(dst []byte, ptype byte, data []byte) []byte {
-	dst = appendMPStrHeader(dst, len(data)+1)
-	dst = append(dst, ptype)
-	return append(dst, data...)
 }
 
 func appendMPArrayHeader(dst []byte, n int) []byte {
@@ -521,9 +503,9 @@ func mpDecode(b []byte, depth int) (any, int, error) {
 			case ptInteger:
 				out[k.i] = v
 			case ptString:
-				out[k.s] = v
+				out[string(k.b)] = v
 			default:
-				out[BlobKey(k.s)] = v
+				out[BlobKey(k.b)] = v
 			}
 		}
 		return out, off, nil

@@ -59,8 +59,13 @@ func parseScan(m *message) scanRequest {
 	if m.info2&info2Write != 0 && sr.rc == OK {
 		sr.rc = UnsupportedFeature // background scans and queries
 	}
+	if m.info3&info3PartitionDone == 0 && sr.rc == OK {
+		// Like the real server, refuse a basic query whose client cannot
+		// track partitions (every v7 scan and query sets the bit).
+		sr.rc = UnsupportedFeature
+	}
 	for i := range m.ops {
-		if m.ops[i].code != opRead {
+		if m.ops[i].code != opRead && sr.rc == OK {
 			sr.rc = ParameterError
 		}
 	}

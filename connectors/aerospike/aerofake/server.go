@@ -91,9 +91,6 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// ErrClosed is returned by methods of a closed Server.
-var ErrClosed = errors.New("aerofake: server closed")
-
 // Start validates cfg, listens on cfg.Addr and serves until Close. ctx bounds
 // only the listen call.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
@@ -264,7 +261,7 @@ func (s *Server) acceptLoop() {
 				}
 			}()
 			err := c.serve()
-			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errDropped) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errDropped) {
 				s.log.Debug("connection closed", "remote", nc.RemoteAddr().String(), "err", err)
 			}
 			_ = nc.Close()
@@ -303,15 +300,12 @@ type conn struct {
 }
 
 func newConn(s *Server, nc net.Conn, rw io.ReadWriter) *conn {
-	c := &conn{
-		s: s,
-		r: bufio.NewReaderSize(rw, 64<<10),
-		w: bufio.NewWriterSize(rw, 64<<10),
+	return &conn{
+		s:  s,
+		nc: nc,
+		r:  bufio.NewReaderSize(rw, 64<<10),
+		w:  bufio.NewWriterSize(rw, 64<<10),
 	}
-	if nc != nil {
-		c.nc = nc
-	}
-	return c
 }
 
 // serve handles frames until the peer goes away or a frame cannot be
@@ -428,7 +422,7 @@ func (c *conn) writeSingle(rc ResultCode, gen, voidTime uint32, ops []opResult) 
 	out := appendProtoHeader(c.out[:0], protoMsg, 0)
 	out = appendMsgHeader(out, 0, 0, rc, gen, voidTime, 0, 0, len(ops))
 	for i := range ops {
-		out = appendOp(out, ops[i].code, ops[i].ptype, ops[i].name, ops[i].data)
+		out = appendOpResult(out, &ops[i])
 	}
 	putProtoSize(out, 0, protoMsg)
 	c.out = out

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // nPartitions is the fixed Aerospike partition count.
@@ -32,6 +33,7 @@ type record struct {
 	gen      uint16
 	voidTime uint32 // seconds since the citrusleaf epoch; 0 = never expires
 	lut      int64  // last-update time, Unix nanoseconds
+	inline   [2]bin // backing store for small bin sets
 }
 
 func (r *record) bin(name []byte) (int, bool) {
@@ -59,6 +61,9 @@ func (r *record) size() int {
 type partition struct {
 	mu   sync.Mutex
 	recs map[[20]byte]*record
+	// n mirrors len(recs) so whole-namespace walks can skip empty
+	// partitions without taking their locks.
+	n atomic.Int32
 }
 
 // namespace holds one configured namespace's records.
@@ -67,20 +72,35 @@ type namespace struct {
 	parts [nPartitions]partition
 }
 
+// newNamespace returns an empty namespace. Partition maps are created on
+// first write, so an idle server (or a fuzz iteration) stays cheap.
 func newNamespace(cfg NamespaceConfig) *namespace {
-	ns := &namespace{cfg: cfg}
-	for i := range ns.parts {
-		ns.parts[i].recs = make(map[[20]byte]*record)
-	}
-	return ns
+	return &namespace{cfg: cfg}
 }
+
+// store puts r under d. The caller holds p.mu.
+func (p *partition) store(d *[20]byte, r *record) {
+	if p.recs == nil {
+		p.recs = make(map[[20]byte]*record)
+	}
+	p.recs[*d] = r
+	p.n.Store(int32(len(p.recs)))
+}
+
+// remove deletes d. The caller holds p.mu.
+func (p *partition) remove(d *[20]byte) {
+	delete(p.recs, *d)
+	p.n.Store(int32(len(p.recs)))
+}
+
+func (p *partition) empty() bool { return p.n.Load() == 0 }
 
 // lookup returns the live record for digest, removing it if it expired. The
 // caller holds p.mu.
 func (p *partition) lookup(d *[20]byte, now uint32) *record {
 	r := p.recs[*d]
 	if r != nil && r.expired(now) {
-		delete(p.recs, *d)
+		p.remove(d)
 		return nil
 	}
 	return r
@@ -89,10 +109,13 @@ func (p *partition) lookup(d *[20]byte, now uint32) *record {
 // snapshot returns the live records of one partition matching set (all when
 // set is nil), ordered by digest.
 func (p *partition) snapshot(set []byte, now uint32, buf []digestRecord) []digestRecord {
+	if p.empty() {
+		return buf
+	}
 	p.mu.Lock()
 	for d, r := range p.recs {
 		if r.expired(now) {
-			delete(p.recs, d)
+			p.remove(&d)
 			continue
 		}
 		if set != nil && r.set != string(set) {
@@ -116,6 +139,9 @@ func (ns *namespace) count(set string, all bool, now uint32) int {
 	n := 0
 	for i := range ns.parts {
 		p := &ns.parts[i]
+		if p.empty() {
+			continue
+		}
 		p.mu.Lock()
 		for _, r := range p.recs {
 			if r.expired(now) {
@@ -136,10 +162,13 @@ func (ns *namespace) truncate(set string, all bool, lut int64) int {
 	n := 0
 	for i := range ns.parts {
 		p := &ns.parts[i]
+		if p.empty() {
+			continue
+		}
 		p.mu.Lock()
 		for d, r := range p.recs {
 			if (all || r.set == set) && r.lut <= lut {
-				delete(p.recs, d)
+				p.remove(&d)
 				n++
 			}
 		}
