@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
-	"github.com/connectd/connectd/connectors/datagen"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
@@ -234,136 +232,6 @@ func committedAt(admin *kafka.AdminClient, connector, topic string, ends map[int
 	}
 	return true, ""
 }
-
-// The motivating scenario: DatagenSource (counter quickstart, exactly-once)
-// feeds a topic, AerospikeSink adds the amounts to per-key counters, and
-// the worker process running both is SIGKILLed at random moments and
-// restarted. At the end every counter equals the exact expected sum and
-// its positions bin holds the last offset of each partition that touched
-// it. Then the sink's consumer offsets are reset to the beginning and the
-// whole topic is replayed: nothing in Aerospike changes.
-func TestCounterPipelineSurvivesWorkerKills(t *testing.T) {
-	bootstrap := kafkatest.Bootstrap(t)
-	env := newWorkerEnv(t)
-	srv := startServer(t, aerofake.Config{})
-	const (
-		partitions  = 6
-		tasks       = 2
-		iterations  = 3000
-		cardinality = 40
-		seed        = 11
-	)
-	topic := kafkatest.Topic(t, kafkatest.Partitions(partitions))
-	offsetsTopic := kafkatest.UniqueName(t, "offsets")
-	kafkatest.CreateTopic(t, offsetsTopic, kafkatest.Partitions(1), kafkatest.Config("cleanup.policy", "compact"))
-	srcName := kafkatest.UniqueName(t, "src")
-	sinkName := kafkatest.UniqueName(t, "sink")
-	converters := map[string]string{
-		"key.converter":                  "org.apache.kafka.connect.storage.StringConverter",
-		"value.converter":                "org.apache.kafka.connect.json.JsonConverter",
-		"value.converter.schemas.enable": "false",
-	}
-	srcProps := map[string]string{
-		"name": srcName, "connector.class": "DatagenSource", "tasks.max": fmt.Sprint(tasks),
-		datagen.KeyTopic: topic, datagen.KeyQuickstart: datagen.Counter, datagen.KeyIterations: fmt.Sprint(iterations),
-		datagen.KeyCardinality: fmt.Sprint(cardinality), datagen.KeySeed: fmt.Sprint(seed), datagen.KeyMaxInterval: "2",
-	}
-	sinkProps := map[string]string{
-		"name": sinkName, "connector.class": Class, "tasks.max": fmt.Sprint(tasks), "topics": topic,
-		KeyHosts: srv.Addr(), KeyNamespace: "test", KeySet: "counters", KeyWriteMode: ModeIncrement,
-		KeyBinsInclude: "amount", KeySendKey: "true",
-		"consumer.override.session.timeout.ms": "6000", "consumer.override.heartbeat.interval.ms": "500",
-	}
-	maps.Copy(srcProps, converters)
-	maps.Copy(sinkProps, converters)
-	want, _ := datagen.ExpectedSums(seed, cardinality, tasks, iterations)
-
-	// One "worker" is the pair of processes running the source and the sink;
-	// a crash kills both.
-	start := func() (*workerProc, *workerProc) {
-		return env.startWorker(t, bootstrap, offsetsTopic, srcProps), env.startWorker(t, bootstrap, offsetsTopic, sinkProps)
-	}
-	src, sink := start()
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
-	kills := 0
-	for kills < 6 {
-		// Let the tasks start and apply something, then crash at a random
-		// moment.
-		from := appliedSum(srv)
-		kafkatest.Eventually(t, 90*time.Second, func() (bool, string) {
-			if l := src.failed() + sink.failed(); l != "" {
-				t.Fatalf("a task failed: %s", l)
-			}
-			return appliedSum(srv) > from || appliedSum(srv) == total(want), "the sink has not applied anything since the restart"
-		})
-		time.Sleep(time.Duration(r.IntN(1500)) * time.Millisecond)
-		applied := appliedSum(srv)
-		src.kill()
-		sink.kill()
-		kills++
-		t.Logf("kill %d: %d of %d units applied", kills, applied, total(want))
-		src, sink = start()
-	}
-	kafkatest.Eventually(t, 3*time.Minute, func() (bool, string) {
-		if l := sink.failed(); l != "" {
-			t.Fatalf("sink task failed: %s\n%s", l, sink.logTail())
-		}
-		got := counters(t, srv, "counters")
-		if total(got) > total(want) {
-			t.Fatalf("%d units applied, more than the %d produced", total(got), total(want))
-		}
-		return maps.Equal(got, want), fmt.Sprintf("%d of %d units applied", total(got), total(want))
-	})
-	src.stop()
-	sink.stop()
-
-	// Exactly the expected records are in the topic, and each counter's
-	// positions bin holds the last offset of the partitions that touched it.
-	last, n := topicState(t, topic)
-	if n != tasks*iterations {
-		t.Fatalf("topic holds %d records, want %d", n, tasks*iterations)
-	}
-	checkCounters(t, srv, want, last)
-	admin := kafkatest.Admin(t)
-	ends := partitionEnds(last, topic)
-	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
-		return committedAt(admin, sinkName, topic, ends)
-	})
-	t.Logf("%d crashes; every counter exact", kills)
-
-	// Replay: reset the sink's offsets (the group) and consume the topic
-	// again from the beginning. Nothing may change in Aerospike.
-	before := srv.Records("test", "counters")
-	writes := srv.Stats().Writes
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := offsets.ResetSinkOffsets(ctx, admin, sinkName); err != nil {
-		t.Fatal(err)
-	}
-	sink = env.startWorker(t, bootstrap, offsetsTopic, sinkProps)
-	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
-		if l := sink.failed(); l != "" {
-			t.Fatalf("sink task failed during the replay: %s\n%s", l, sink.logTail())
-		}
-		return committedAt(admin, sinkName, topic, ends)
-	})
-	sink.stop()
-	after := srv.Records("test", "counters")
-	if len(after) != len(before) {
-		t.Fatalf("replay changed the record count %d → %d", len(before), len(after))
-	}
-	for i := range before {
-		if before[i].Generation != after[i].Generation || !maps.EqualFunc(before[i].Bins, after[i].Bins, binEqual) {
-			t.Errorf("replay changed record %v: gen %d → %d, bins %v → %v", before[i].Key, before[i].Generation, after[i].Generation, before[i].Bins, after[i].Bins)
-		}
-	}
-	if w := srv.Stats().Writes; w != writes {
-		t.Errorf("the replay wrote %d times to Aerospike", w-writes)
-	}
-	checkCounters(t, srv, want, last)
-}
-
-func binEqual(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
 func total(m map[string]int64) int64 {
 	var s int64
