@@ -505,11 +505,11 @@ type hostListValidator struct{}
 func (hostListValidator) Validate(key string, v any) error {
 	list, _ := v.([]string)
 	if len(list) == 0 {
-		return fmt.Errorf("%s needs at least one host:port", key)
+		return configdef.Invalid(key, "", "at least one host:port is needed")
 	}
 	for _, h := range list {
 		if _, _, err := splitHost(h); err != nil {
-			return fmt.Errorf("%s: %v", key, err)
+			return configdef.Invalid(key, strings.Join(list, ","), err.Error())
 		}
 	}
 	return nil
@@ -534,14 +534,13 @@ type nameValidator struct {
 
 func (n nameValidator) Validate(key string, v any) error {
 	s, _ := v.(string)
-	if s == "" {
-		return fmt.Errorf("%s must not be empty", key)
-	}
-	if len(s) > n.max {
-		return fmt.Errorf("%s %q is %d bytes; Aerospike allows at most %d", n.what, s, len(s), n.max)
-	}
-	if strings.ContainsAny(s, ":;\x00") {
-		return fmt.Errorf("%s %q contains ':', ';' or NUL", n.what, s)
+	switch {
+	case s == "":
+		return configdef.Invalid(key, s, "the "+n.what+" must not be empty")
+	case len(s) > n.max:
+		return configdef.Invalid(key, s, fmt.Sprintf("the %s is %d bytes; Aerospike allows at most %d", n.what, len(s), n.max))
+	case strings.ContainsAny(s, ":;\x00"):
+		return configdef.Invalid(key, s, "the "+n.what+" contains ':', ';' or NUL")
 	}
 	return nil
 }
@@ -551,14 +550,13 @@ type setValidator struct{}
 
 func (setValidator) Validate(key string, v any) error {
 	s, _ := v.(string)
-	if strings.Contains(s, "${") && !strings.Contains(s, TopicPlaceholder) {
-		return fmt.Errorf("%s %q: the only placeholder is %s", key, s, TopicPlaceholder)
-	}
-	if fixed := strings.ReplaceAll(s, TopicPlaceholder, ""); len(fixed) > maxSetName {
-		return fmt.Errorf("%s %q is longer than %d bytes", key, s, maxSetName)
-	}
-	if strings.ContainsAny(s, ":;\x00") {
-		return fmt.Errorf("%s %q contains ':', ';' or NUL", key, s)
+	switch {
+	case strings.Contains(s, "${") && !strings.Contains(s, TopicPlaceholder):
+		return configdef.Invalid(key, s, "the only placeholder is "+TopicPlaceholder)
+	case len(strings.ReplaceAll(s, TopicPlaceholder, "")) > maxSetName:
+		return configdef.Invalid(key, s, fmt.Sprintf("set names are at most %d bytes (longer than %d)", maxSetName, maxSetName))
+	case strings.ContainsAny(s, ":;\x00"):
+		return configdef.Invalid(key, s, "set names must not contain ':', ';' or NUL")
 	}
 	return nil
 }
@@ -568,18 +566,22 @@ type binNameValidator struct{}
 
 func (binNameValidator) Validate(key string, v any) error {
 	s, _ := v.(string)
-	return checkBinName(key, s)
+	if reason := binNameProblem(s); reason != "" {
+		return configdef.Invalid(key, s, reason)
+	}
+	return nil
 }
 func (binNameValidator) String() string { return fmt.Sprintf("1 to %d bytes", maxBinName) }
 
-func checkBinName(key, s string) error {
+// binNameProblem says what is wrong with a bin name, or "".
+func binNameProblem(s string) string {
 	if s == "" {
-		return fmt.Errorf("%s: bin name must not be empty", key)
+		return "bin names must not be empty"
 	}
 	if len(s) > maxBinName {
-		return fmt.Errorf("%s: bin name %q is %d bytes; Aerospike bin names are at most %d bytes", key, s, len(s), maxBinName)
+		return fmt.Sprintf("bin name %q is %d bytes; Aerospike bin names are at most %d bytes", s, len(s), maxBinName)
 	}
-	return nil
+	return ""
 }
 
 type fieldListValidator struct{}
@@ -587,7 +589,7 @@ type fieldListValidator struct{}
 func (fieldListValidator) Validate(key string, v any) error {
 	list, _ := v.([]string)
 	if slices.Contains(list, "") {
-		return fmt.Errorf("%s contains an empty field name", key)
+		return configdef.Invalid(key, strings.Join(list, ","), "a field name is empty")
 	}
 	return nil
 }
@@ -601,10 +603,10 @@ func (renameValidator) Validate(key string, v any) error {
 		field, bin, ok := strings.Cut(pair, ":")
 		field, bin = strings.TrimSpace(field), strings.TrimSpace(bin)
 		if !ok || field == "" {
-			return fmt.Errorf("%s: %q is not field:bin", key, pair)
+			return configdef.Invalid(key, strings.Join(list, ","), fmt.Sprintf("%q is not field:bin", pair))
 		}
-		if err := checkBinName(key, bin); err != nil {
-			return fmt.Errorf("%w (in %q)", err, pair)
+		if reason := binNameProblem(bin); reason != "" {
+			return configdef.Invalid(key, strings.Join(list, ","), fmt.Sprintf("%s (in %q)", reason, pair))
 		}
 	}
 	return nil

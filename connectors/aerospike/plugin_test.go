@@ -70,6 +70,15 @@ func TestPluginSuite(t *testing.T) {
 		Binary:   bin,
 		Config:   props,
 		Defaults: jsonDefaults,
+		Invalid: []plugintest.Invalid{
+			{Name: "unknown namespace", Props: map[string]string{KeyNamespace: "nope"}, Key: KeyNamespace},
+			{Name: "unreachable cluster", Props: map[string]string{KeyHosts: closedPort(t)}, Key: KeyHosts},
+			{Name: "bad host syntax", Props: map[string]string{KeyHosts: "::1"}, Key: KeyHosts},
+			{Name: "bin name too long", Props: map[string]string{KeyBinsRename: "a:averyveryverylongbin"}, Key: KeyBinsRename},
+			{Name: "bad write mode", Props: map[string]string{KeyWriteMode: "upsert"}, Key: KeyWriteMode},
+			{Name: "value field key without field", Props: map[string]string{KeyKeySource: KeySourceValueField}, Key: KeyKeyField},
+			{Name: "missing namespace", Props: map[string]string{KeyNamespace: ""}, Key: KeyNamespace},
+		},
 		Record: func(i int) chain.Raw {
 			return rawJSON("suite", int32(i%3), int64(i/3), keyName(i%10), map[string]any{"n": 1, "pad": string(make([]byte, 0, 1))})
 		},
