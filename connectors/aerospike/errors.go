@@ -22,8 +22,17 @@ type WriteError struct {
 }
 
 func (e *WriteError) Error() string {
-	return fmt.Sprintf("aerospike sink: writing %s-%d@%d to %s failed: result code %d %s: %v",
-		e.Topic, e.Partition, e.Offset, e.Key, int(e.Code), e.Code.String(), e.Err)
+	msg := fmt.Sprintf("aerospike sink: writing %s-%d@%d to %s failed: result code %d %s",
+		e.Topic, e.Partition, e.Offset, e.Key, int(e.Code), e.Code.String())
+	var ae *as.AerospikeError
+	if errors.As(e.Err, &ae) && ae.ResultCode == e.Code {
+		// The client's own text repeats the code; its description is enough.
+		return msg + " (" + types.ResultCodeToString(e.Code) + ")"
+	}
+	if e.Err != nil {
+		return msg + ": " + e.Err.Error()
+	}
+	return msg
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
