@@ -21,7 +21,6 @@ import (
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
 	"github.com/connectd/connectd/connectors/datagen"
 	"github.com/connectd/connectd/internal/kafkatest"
-	"github.com/connectd/connectd/plugins/plugintest"
 )
 
 const connectdPkg = "github.com/connectd/connectd/cmd/connectd"
@@ -41,11 +40,7 @@ type daemon struct {
 // a daemon ready to start (and restart on the same port).
 func newDaemon(t *testing.T, bootstrap, catalog string) *daemon {
 	t.Helper()
-	dir, err := workerEnvOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := plugintest.NewBuilder(dir).Build(t, connectdPkg)
+	bin := builder.Build(t, connectdPkg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

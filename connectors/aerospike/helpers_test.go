@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -16,7 +17,27 @@ import (
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/plugintest"
 )
+
+// sharedDir holds what the process-level tests build once per test run:
+// the plugin binaries, the worker binaries and the plugin catalog.
+var (
+	sharedDir string
+	builder   *plugintest.Builder
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "aerospike-sink-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sharedDir, builder = dir, plugintest.NewBuilder(dir)
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // reported is one ReportError call.
 type reported struct {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -25,25 +23,12 @@ import (
 
 const pluginPkg = "github.com/connectd/connectd/connectors/aerospike/cmd/connectd-aerospike-sink"
 
-// pluginBinary builds the plugin once per test process.
-var pluginBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "aerospike-sink-plugin")
-	if err != nil {
-		return "", err
-	}
-	return dir, nil
-})
-
 func buildPlugin(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the plugin binary; skipped with -short")
 	}
-	dir, err := pluginBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plugintest.NewBuilder(dir).Build(t, pluginPkg)
+	return builder.Build(t, pluginPkg)
 }
 
 // jsonDefaults are worker-level converter settings: string keys, schemaless

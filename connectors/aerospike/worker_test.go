@@ -21,7 +21,6 @@ import (
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
-	"github.com/connectd/connectd/plugins/plugintest"
 )
 
 const (
@@ -36,19 +35,13 @@ type workerEnv struct {
 	catalog, worker string
 }
 
-var workerEnvOnce = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "aerospike-sink-worker") })
-
 func newWorkerEnv(t *testing.T) workerEnv {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs worker processes against Kafka; skipped with -short")
 	}
-	dir, err := workerEnvOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := plugintest.NewBuilder(dir)
-	catDir := filepath.Join(dir, "plugins")
+	b := builder
+	catDir := filepath.Join(sharedDir, "plugins")
 	cat, err := host.OpenCatalog(catDir)
 	if err != nil {
 		t.Fatal(err)
