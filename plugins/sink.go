@@ -21,8 +21,22 @@ import (
 // the plugin's memory to a few batches.
 const sinkCredits = 2
 
-// SinkTask serves one sink task for the life of the stream.
+// sinkStream is a sink task stream: a gRPC stream (protocol version 1) or
+// a data channel stream (version 2).
+type sinkStream interface {
+	Send(*pluginpb.SinkResponse) error
+	Recv() (*pluginpb.SinkRequest, error)
+	Context() context.Context
+}
+
+// SinkTask serves one sink task for the life of the gRPC stream (protocol
+// version 1).
 func (s *server) SinkTask(stream pluginpb.Plugin_SinkTaskServer) error {
+	return s.sinkTask(stream)
+}
+
+// sinkTask serves one sink task for the life of the stream.
+func (s *server) sinkTask(stream sinkStream) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -41,7 +55,7 @@ func (s *server) SinkTask(stream pluginpb.Plugin_SinkTaskServer) error {
 
 type sinkRunner struct {
 	srv    *server
-	stream pluginpb.Plugin_SinkTaskServer
+	stream sinkStream
 	start  *pluginpb.SinkStart
 	task   sdk.SinkTask
 	chain  *chain.Sink
