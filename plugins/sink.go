@@ -99,6 +99,23 @@ func (r *sinkRunner) send(m *pluginpb.SinkResponse) error {
 	return r.stream.Send(m)
 }
 
+// sendAll sends messages in order, together where the stream can.
+func (r *sinkRunner) sendAll(ms ...*pluginpb.SinkResponse) error {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	if s, ok := r.stream.(interface {
+		SendAll(...*pluginpb.SinkResponse) error
+	}); ok {
+		return s.SendAll(ms...)
+	}
+	for _, m := range ms {
+		if err := r.stream.Send(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (r *sinkRunner) fail(err error) error {
 	r.tctx.log.Error("sink task failed", "error", err)
 	_ = r.send(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Failed{Failed: wire.ErrorToPB(err)}})
@@ -252,11 +269,10 @@ func (r *sinkRunner) handle(ctx context.Context, op sinkOp) (stop bool, err erro
 		res := r.put(ctx, op.id, op.records)
 		r.queued.Dec()
 		r.hold(-1, -op.bytes)
-		if err := r.result(res); err != nil {
-			return false, err
-		}
-		// The batch is done: the plugin can take one more.
-		return false, r.send(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Credit{Credit: &pluginpb.Credit{N: 1}}})
+		// The result, and a credit: the batch is done, the plugin can take
+		// one more.
+		return false, r.sendAll(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Result{Result: res}},
+			&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Credit{Credit: &pluginpb.Credit{N: 1}}})
 	case *pluginpb.SinkRequest_Open:
 		err := r.task.Open(ctx, wire.TopicPartitionsFromPB(x.Open.GetPartitions()))
 		return false, r.result(&pluginpb.SinkResult{Id: op.id, Error: wire.ErrorToPB(err)})

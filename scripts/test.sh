@@ -44,6 +44,8 @@ while read -r pkg target; do
 done <<'FUZZ'
 ./connectors/aerospike/aerofake/ FuzzServeConn
 ./plugins/internal/wire/ FuzzDecoder
+./plugins/internal/wire/ FuzzTaskFrames
+./plugins/internal/datachan/ FuzzFrameReader
 FUZZ
 
 echo

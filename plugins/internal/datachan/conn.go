@@ -135,10 +135,16 @@ func (c *Conn) fail(err error) {
 }
 
 func (c *Conn) send(typ byte, stream uint32, meta, bulk []byte) error {
-	if len(meta)+len(bulk) > c.opts.MaxBody {
-		return fmt.Errorf("datachan: message of %d bytes exceeds the limit of %d bytes", len(meta)+len(bulk), c.opts.MaxBody)
+	return c.sendFrames(frame{typ: typ, stream: stream, meta: meta, bulk: bulk})
+}
+
+func (c *Conn) sendFrames(frames ...frame) error {
+	for i := range frames {
+		if n := len(frames[i].meta) + len(frames[i].bulk); n > c.opts.MaxBody {
+			return fmt.Errorf("datachan: message of %d bytes exceeds the limit of %d bytes", n, c.opts.MaxBody)
+		}
 	}
-	err, fatal := c.w.send(typ, stream, meta, bulk)
+	err, fatal := c.w.send(frames...)
 	if fatal {
 		c.fail(err)
 	}
@@ -393,6 +399,26 @@ func (s *Stream) Recv() (any, error) {
 // returns once both are queued, or written if they are large; the caller
 // may reuse them afterwards.
 func (s *Stream) Send(meta, bulk []byte) error {
+	if err := s.sendable(); err != nil {
+		return err
+	}
+	return s.c.send(TypeMsg, s.id, meta, bulk)
+}
+
+// SendMetas sends several messages without bulk together: one write where
+// one would do, where separate sends could cost the peer a wake-up each.
+func (s *Stream) SendMetas(metas ...[]byte) error {
+	if err := s.sendable(); err != nil {
+		return err
+	}
+	frames := make([]frame, len(metas))
+	for i, m := range metas {
+		frames[i] = frame{typ: TypeMsg, stream: s.id, meta: m}
+	}
+	return s.c.sendFrames(frames...)
+}
+
+func (s *Stream) sendable() error {
 	s.mu.Lock()
 	closed, end := s.closed, s.end
 	s.mu.Unlock()
@@ -405,7 +431,7 @@ func (s *Stream) Send(meta, bulk []byte) error {
 	if end != nil && s.c.opts.Role == Host {
 		return end // the plugin ended it or the channel failed
 	}
-	return s.c.send(TypeMsg, s.id, meta, bulk)
+	return nil
 }
 
 // Reset abandons the stream (host side): the plugin's side is cancelled,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -16,7 +17,7 @@ import (
 
 // socketpair returns the two ends of a real Unix socketpair, as the host
 // and the plugin have them.
-func socketpair(t *testing.T) (a, b net.Conn) {
+func socketpair(t testing.TB) (a, b net.Conn) {
 	t.Helper()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -206,6 +207,34 @@ func TestPipelined(t *testing.T) {
 	}
 }
 
+// TestSendMetas: messages sent together arrive in order, as separate
+// messages.
+func TestSendMetas(t *testing.T) {
+	a, b := socketpair(t)
+	host := hostConn(t, a, 10*time.Second)
+	pluginConn(t, b, func(kind byte, s *Stream) {
+		if _, err := s.Recv(); err != nil {
+			return
+		}
+		s.SendMetas([]byte("result"), []byte("credit"), bytes.Repeat([]byte("x"), copyMax+1))
+		s.End(nil)
+	})
+	s, err := host.Open(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Send([]byte("go"), nil)
+	for _, want := range []string{"result", "credit", strings.Repeat("x", copyMax+1)} {
+		v, err := recvWithin(t, s, 10*time.Second)
+		if err != nil || string(v.(msg).meta) != want {
+			t.Fatalf("got %v %v, want %.10s", v, err, want)
+		}
+	}
+	if _, err := recvWithin(t, s, 10*time.Second); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+}
+
 func TestEndResetAndLateFrames(t *testing.T) {
 	a, b := socketpair(t)
 	host := hostConn(t, a, 10*time.Second)
@@ -323,16 +352,16 @@ func TestDecodeErrorFailsOnlyItsStream(t *testing.T) {
 // or a frame for a stream never opened fail every stream of the channel
 // promptly with ErrProtocol.
 func TestGarbageFailsChannel(t *testing.T) {
-	hello := frame(TypeHello, 0, Hello, nil)
+	hello := encFrame(TypeHello, 0, Hello, nil)
 	cases := map[string][]byte{
 		"no hello":       []byte("hello from a connector that prints to stdout\n"),
-		"wrong hello":    frame(TypeHello, 0, []byte("other-protocol/1"), nil),
+		"wrong hello":    encFrame(TypeHello, 0, []byte("other-protocol/1"), nil),
 		"oversized":      append(hello, AppendHeader(nil, TypeMsg, 1, 0, testMax+1)...),
-		"unknown type":   append(hello, frame(9, 1, nil, nil)...),
-		"unopened":       append(hello, frame(TypeMsg, 77, []byte("x"), nil)...),
-		"plugin opens":   append(hello, frame(TypeOpen, 5, []byte{1}, nil)...),
+		"unknown type":   append(hello, encFrame(9, 1, nil, nil)...),
+		"unopened":       append(hello, encFrame(TypeMsg, 77, []byte("x"), nil)...),
+		"plugin opens":   append(hello, encFrame(TypeOpen, 5, []byte{1}, nil)...),
 		"second hello":   append(hello, hello...),
-		"plugin resets":  append(hello, frame(TypeReset, 1, nil, nil)...),
+		"plugin resets":  append(hello, encFrame(TypeReset, 1, nil, nil)...),
 		"truncated size": append(hello, 0xff),
 	}
 	for name, garbage := range cases {
@@ -408,7 +437,7 @@ func TestPeerDeathFailsStreamsPromptly(t *testing.T) {
 func TestWriteTimeout(t *testing.T) {
 	a, raw := socketpair(t)
 	host := hostConn(t, a, 500*time.Millisecond)
-	raw.Write(frame(TypeHello, 0, Hello, nil)) // then never reads
+	raw.Write(encFrame(TypeHello, 0, Hello, nil)) // then never reads
 	s, err := host.Open(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func frame(typ byte, stream uint32, meta, bulk []byte) []byte {
+func encFrame(typ byte, stream uint32, meta, bulk []byte) []byte {
 	b := AppendHeader(nil, typ, stream, len(meta), len(bulk))
 	b = append(b, meta...)
 	return append(b, bulk...)
@@ -30,7 +30,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 	var stream []byte
 	for _, f := range frames {
-		stream = append(stream, frame(f.typ, f.stream, f.meta, f.bulk)...)
+		stream = append(stream, encFrame(f.typ, f.stream, f.meta, f.bulk)...)
 	}
 	r := NewFrameReader(bytes.NewReader(stream), 1<<20)
 	for i, want := range frames {
@@ -83,7 +83,7 @@ func TestFrameReaderRejects(t *testing.T) {
 			t.Log(err)
 		})
 	}
-	full := frame(TypeMsg, 1, []byte("meta"), []byte("bulk"))
+	full := encFrame(TypeMsg, 1, []byte("meta"), []byte("bulk"))
 	for n := 1; n < len(full); n++ {
 		_, err := NewFrameReader(bytes.NewReader(full[:n]), limit).Next()
 		if err != io.ErrUnexpectedEOF {
@@ -96,9 +96,9 @@ func TestFrameReaderRejects(t *testing.T) {
 // unexpected EOF or ErrProtocol; never a panic, and never a frame above
 // the limit. Frames it accepts encode back to the same bytes.
 func FuzzFrameReader(f *testing.F) {
-	f.Add(frame(TypeHello, 0, Hello, nil))
-	f.Add(append(frame(TypeOpen, 1, []byte{1}, nil), frame(TypeMsg, 1, []byte{8, 1}, []byte("records"))...))
-	f.Add(frame(TypeEnd, 1, []byte("error text"), nil))
+	f.Add(encFrame(TypeHello, 0, Hello, nil))
+	f.Add(append(encFrame(TypeOpen, 1, []byte{1}, nil), encFrame(TypeMsg, 1, []byte{8, 1}, []byte("records"))...))
+	f.Add(encFrame(TypeEnd, 1, []byte("error text"), nil))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 3, 0, 0, 0, 0})
 	const limit = 1 << 16
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -118,7 +118,7 @@ func FuzzFrameReader(f *testing.F) {
 			if len(fr.Meta)+len(fr.Bulk) > limit {
 				t.Fatalf("frame of %d bytes above the limit", len(fr.Meta)+len(fr.Bulk))
 			}
-			again = append(again, frame(fr.Type, fr.Stream, fr.Meta, fr.Bulk)...)
+			again = append(again, encFrame(fr.Type, fr.Stream, fr.Meta, fr.Bulk)...)
 		}
 	})
 }

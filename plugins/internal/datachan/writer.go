@@ -57,12 +57,20 @@ func newWriter(nc net.Conn, timeout time.Duration) *writer {
 	return w
 }
 
-// send queues one frame and, if the channel is idle, writes it. It returns
-// once the frame is queued (parts up to copyMax are copied), or for larger
-// parts once they are written. A write error is returned to the sender
-// that wrote and to every later one; fatal reports whether this call
-// caused it (the caller then fails the channel).
-func (w *writer) send(typ byte, stream uint32, meta, bulk []byte) (err error, fatal bool) {
+// frame is one frame to send.
+type frame struct {
+	typ        byte
+	stream     uint32
+	meta, bulk []byte
+}
+
+// send queues frames (in order, in one write if the channel is idle) and,
+// if the channel is idle, writes them. It returns once they are queued
+// (parts up to copyMax are copied), or for larger parts once they are
+// written. A write error is returned to the sender that wrote and to every
+// later one; fatal reports whether this call caused it (the caller then
+// fails the channel).
+func (w *writer) send(frames ...frame) (err error, fatal bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.err == nil && len(w.buf) > maxQueued {
@@ -71,17 +79,12 @@ func (w *writer) send(typ byte, stream uint32, meta, bulk []byte) (err error, fa
 	if w.err != nil {
 		return w.err, false
 	}
-	w.buf = AppendHeader(w.buf, typ, stream, len(meta), len(bulk))
 	wait := false
-	if len(meta) > copyMax {
-		w.refs, wait = append(w.refs, ref{len(w.buf), meta}), true
-	} else {
-		w.buf = append(w.buf, meta...)
-	}
-	if len(bulk) > copyMax {
-		w.refs, wait = append(w.refs, ref{len(w.buf), bulk}), true
-	} else {
-		w.buf = append(w.buf, bulk...)
+	for i := range frames {
+		f := &frames[i]
+		w.buf = AppendHeader(w.buf, f.typ, f.stream, len(f.meta), len(f.bulk))
+		wait = w.part(f.meta) || wait
+		wait = w.part(f.bulk) || wait
 	}
 	mine := w.gen
 	if w.writing {
@@ -125,6 +128,17 @@ func (w *writer) send(typ byte, stream uint32, meta, bulk []byte) (err error, fa
 		return nil, fatal
 	}
 	return w.err, fatal
+}
+
+// part queues b: copied if small, else referenced (and then the sender
+// must wait for the write, which part reports).
+func (w *writer) part(b []byte) (wait bool) {
+	if len(b) > copyMax {
+		w.refs = append(w.refs, ref{len(w.buf), b})
+		return true
+	}
+	w.buf = append(w.buf, b...)
+	return false
 }
 
 // write writes one batch with a single writev where the kernel allows.

@@ -109,6 +109,7 @@ func (st *msgStream) send(m proto.Message, records *[]byte) error {
 	}
 	var err error
 	st.buf, err = proto.MarshalOptions{}.MarshalAppend(st.buf[:0], m)
+	defer func() { st.buf = st.buf[:0] }()
 	if err != nil {
 		return err
 	}
@@ -198,6 +199,30 @@ type SinkServer struct{ msgStream }
 func NewSinkServer(s *datachan.Stream) *SinkServer { return &SinkServer{msgStream{s: s}} }
 
 func (c *SinkServer) Send(m *pluginpb.SinkResponse) error { return c.send(m, nil) }
+
+// SendAll sends messages together, in one write when the channel is idle:
+// a put's result and the credit that follows it cost the host one wake-up.
+func (c *SinkServer) SendAll(ms ...*pluginpb.SinkResponse) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ends := make([]int, 0, len(ms))
+	var err error
+	for _, m := range ms {
+		if c.buf, err = (proto.MarshalOptions{}).MarshalAppend(c.buf, m); err != nil {
+			c.buf = c.buf[:0]
+			return err
+		}
+		ends = append(ends, len(c.buf))
+	}
+	metas := make([][]byte, len(ms))
+	start := 0
+	for i, end := range ends {
+		metas[i], start = c.buf[start:end], end
+	}
+	err = c.s.SendMetas(metas...)
+	c.buf = c.buf[:0]
+	return err
+}
 
 func (c *SinkServer) Recv() (*pluginpb.SinkRequest, error) {
 	v, err := c.s.Recv()
