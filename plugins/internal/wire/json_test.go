@@ -17,7 +17,7 @@ func TestAppendJSONObjectMatchesEncodingJSON(t *testing.T) {
 		{"i": 42},
 		{"b": "x", "a": 1, "c": true, "d": nil},
 		{"file": "/var/log/app.log", "line": int64(-7), "pos": uint64(math.MaxUint64)},
-		{"f": 1.5, "g": 0.0, "h": -0.0, "i": 1e20, "j": 1e21, "k": 1e-6, "l": 1e-7, "m": 123456789.125},
+		{"f": 1.5, "g": 0.0, "h": math.Copysign(0, -1), "i": 1e20, "j": 1e21, "k": 1e-6, "l": 1e-7, "m": 123456789.125},
 		{"esc": "a<b>&c", "q": `"quoted"`, "bs": `a\b`, "nl": "a\nb", "u": "é", "ctl": "\x01", "ls": "\u2028"},
 		{"<key>": 1},
 		{"nested": map[string]any{"a": 1}},
