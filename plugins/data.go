@@ -22,6 +22,8 @@ func (s *server) startData(getenv func(string) string) error {
 	if err != nil || fd < 3 {
 		return fmt.Errorf("protocol version %d was negotiated but %s is %q, not an inherited file descriptor", wire.ProtocolV2, wire.EnvDataFD, v)
 	}
+	// Processes the connector starts must not take the variable for theirs.
+	os.Unsetenv(wire.EnvDataFD)
 	f := os.NewFile(uintptr(fd), "connectd-data")
 	if f == nil {
 		return fmt.Errorf("data channel: file descriptor %d is not valid", fd)
