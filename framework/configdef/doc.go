@@ -9,8 +9,9 @@
 // PUT /connector-plugins/{p}/config/validate, and the generated reference
 // docs under docs/.
 //
-// PASSWORD values are parsed into Password, whose String and JSON forms are
-// "[hidden]"; the clear value is only available through Password.Value.
+// PASSWORD values are parsed into Secret, whose String and JSON forms are
+// "[hidden]"; the clear value is only available through Secret.Value. (The
+// type is not called Password because that name is the PASSWORD Type constant.)
 //
 // What this package must not do: know which keys exist. The framework's
 // common connector keys live with the framework, each connector's keys live

@@ -16,6 +16,14 @@ const (
 	Password Type = "PASSWORD"
 )
 
+func (t Type) valid() bool {
+	switch t {
+	case Boolean, String, Int, Short, Long, Double, List, Class, Password:
+		return true
+	}
+	return false
+}
+
 // Importance ranks keys for users and UIs.
 type Importance string
 
@@ -102,8 +110,10 @@ type ConfigValue struct {
 }
 
 // ConfigInfo pairs a key's definition with its validation outcome.
+// Definition is nil for a value reported on a key that no definition
+// declares (Kafka renders it as null).
 type ConfigInfo struct {
-	Definition KeyInfo     `json:"definition"`
+	Definition *KeyInfo    `json:"definition"`
 	Value      ConfigValue `json:"value"`
 }
 

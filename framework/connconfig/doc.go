@@ -1,0 +1,3 @@
+// Package connconfig owns the framework's common connector configuration
+// keys and whole-config validation.
+package connconfig

@@ -1,0 +1,240 @@
+package javafmt
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// DateFormat is a compiled java.text.SimpleDateFormat pattern. It formats
+// only; it is immutable and safe for concurrent use.
+//
+// Supported pattern letters: G y M L d D F E u a H k K h m s S z Z X, with
+// Java's meaning of repetition (MM = zero-padded month, MMM = "Jan", MMMM =
+// "January", yy = two-digit year, and so on), quoted literals ('T') and a
+// doubled single quote for a single quote. Letters whose output depends on a Java locale's week
+// rules (Y, w, W) are rejected, as is any other ASCII letter, as Java rejects
+// unknown letters.
+type DateFormat struct {
+	pattern string
+	parts   []datePart
+}
+
+type datePart struct {
+	letter  byte   // 0 for a literal
+	count   int    // repetitions of letter
+	literal string // when letter == 0
+}
+
+// CompileDateFormat parses a SimpleDateFormat pattern.
+func CompileDateFormat(pattern string) (*DateFormat, error) {
+	f := &DateFormat{pattern: pattern}
+	var lit []byte
+	flush := func() {
+		if len(lit) > 0 {
+			f.parts = append(f.parts, datePart{literal: string(lit)})
+			lit = nil
+		}
+	}
+	for i := 0; i < len(pattern); {
+		c := pattern[i]
+		switch {
+		case c == '\'':
+			if i+1 < len(pattern) && pattern[i+1] == '\'' {
+				lit = append(lit, '\'')
+				i += 2
+				continue
+			}
+			// Quoted text up to the closing quote; '' inside is a quote.
+			j := i + 1
+			closed := false
+			for j < len(pattern) {
+				if pattern[j] == '\'' {
+					if j+1 < len(pattern) && pattern[j+1] == '\'' {
+						lit = append(lit, '\'')
+						j += 2
+						continue
+					}
+					closed = true
+					break
+				}
+				lit = append(lit, pattern[j])
+				j++
+			}
+			if !closed {
+				return nil, fmt.Errorf("unterminated quote in date pattern %q", pattern)
+			}
+			i = j + 1
+		case isASCIILetter(c):
+			if !supportedLetter(c) {
+				return nil, fmt.Errorf("unsupported pattern letter '%c' in date pattern %q (supported: G y M L d D F E u a H k K h m s S z Z X)", c, pattern)
+			}
+			j := i
+			for j < len(pattern) && pattern[j] == c {
+				j++
+			}
+			flush()
+			f.parts = append(f.parts, datePart{letter: c, count: j - i})
+			i = j
+		default:
+			lit = append(lit, c)
+			i++
+		}
+	}
+	flush()
+	return f, nil
+}
+
+// Pattern returns the pattern the format was compiled from.
+func (f *DateFormat) Pattern() string { return f.pattern }
+
+// Format renders t (in t's location) with the pattern.
+func (f *DateFormat) Format(t time.Time) string {
+	return string(f.AppendFormat(make([]byte, 0, len(f.pattern)+8), t))
+}
+
+var (
+	shortMonths = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+	shortDays   = [...]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
+)
+
+// AppendFormat appends the formatted t to dst.
+func (f *DateFormat) AppendFormat(dst []byte, t time.Time) []byte {
+	for _, p := range f.parts {
+		if p.letter == 0 {
+			dst = append(dst, p.literal...)
+			continue
+		}
+		n := p.count
+		switch p.letter {
+		case 'G':
+			if t.Year() > 0 {
+				dst = append(dst, "AD"...)
+			} else {
+				dst = append(dst, "BC"...)
+			}
+		case 'y':
+			y := t.Year()
+			if y <= 0 { // Java shows the year of era
+				y = 1 - y
+			}
+			if n == 2 {
+				dst = appendPadded(dst, int64(y%100), 2)
+			} else {
+				dst = appendPadded(dst, int64(y), n)
+			}
+		case 'M', 'L':
+			switch {
+			case n >= 4:
+				dst = append(dst, t.Month().String()...)
+			case n == 3:
+				dst = append(dst, shortMonths[t.Month()-1]...)
+			default:
+				dst = appendPadded(dst, int64(t.Month()), n)
+			}
+		case 'd':
+			dst = appendPadded(dst, int64(t.Day()), n)
+		case 'D':
+			dst = appendPadded(dst, int64(t.YearDay()), n)
+		case 'F':
+			dst = appendPadded(dst, int64((t.Day()-1)/7+1), n)
+		case 'E':
+			if n >= 4 {
+				dst = append(dst, t.Weekday().String()...)
+			} else {
+				dst = append(dst, shortDays[t.Weekday()]...)
+			}
+		case 'u':
+			wd := int64(t.Weekday())
+			if wd == 0 {
+				wd = 7
+			}
+			dst = appendPadded(dst, wd, n)
+		case 'a':
+			if t.Hour() < 12 {
+				dst = append(dst, "AM"...)
+			} else {
+				dst = append(dst, "PM"...)
+			}
+		case 'H':
+			dst = appendPadded(dst, int64(t.Hour()), n)
+		case 'k':
+			h := t.Hour()
+			if h == 0 {
+				h = 24
+			}
+			dst = appendPadded(dst, int64(h), n)
+		case 'K':
+			dst = appendPadded(dst, int64(t.Hour()%12), n)
+		case 'h':
+			h := t.Hour() % 12
+			if h == 0 {
+				h = 12
+			}
+			dst = appendPadded(dst, int64(h), n)
+		case 'm':
+			dst = appendPadded(dst, int64(t.Minute()), n)
+		case 's':
+			dst = appendPadded(dst, int64(t.Second()), n)
+		case 'S':
+			dst = appendPadded(dst, int64(t.Nanosecond()/int(time.Millisecond)), n)
+		case 'z':
+			name, _ := t.Zone()
+			dst = append(dst, name...)
+		case 'Z':
+			dst = appendOffset(dst, t, false, false)
+		case 'X':
+			_, off := t.Zone()
+			if off == 0 {
+				dst = append(dst, 'Z')
+				break
+			}
+			switch n {
+			case 1:
+				dst = appendOffset(dst, t, false, true)
+			case 2:
+				dst = appendOffset(dst, t, false, false)
+			default:
+				dst = appendOffset(dst, t, true, false)
+			}
+		}
+	}
+	return dst
+}
+
+func appendOffset(dst []byte, t time.Time, colon, hoursOnly bool) []byte {
+	_, off := t.Zone()
+	sign := byte('+')
+	if off < 0 {
+		sign = '-'
+		off = -off
+	}
+	dst = append(dst, sign)
+	dst = appendPadded(dst, int64(off/3600), 2)
+	if hoursOnly {
+		return dst
+	}
+	if colon {
+		dst = append(dst, ':')
+	}
+	return appendPadded(dst, int64(off%3600/60), 2)
+}
+
+func appendPadded(dst []byte, v int64, width int) []byte {
+	var buf [20]byte
+	s := strconv.AppendInt(buf[:0], v, 10)
+	for i := len(s); i < width; i++ {
+		dst = append(dst, '0')
+	}
+	return append(dst, s...)
+}
+
+func isASCIILetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
+
+func supportedLetter(c byte) bool {
+	switch c {
+	case 'G', 'y', 'M', 'L', 'd', 'D', 'F', 'E', 'u', 'a', 'H', 'k', 'K', 'h', 'm', 's', 'S', 'z', 'Z', 'X':
+		return true
+	}
+	return false
+}
