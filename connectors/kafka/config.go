@@ -14,24 +14,24 @@ import (
 
 // Configuration keys of KafkaReplicationSource.
 const (
-	KeySourceBootstrap     = "source.bootstrap.servers"
-	KeySourceClusterAlias  = "source.cluster.alias"
-	KeyTopics              = "topics"
-	KeyTopicsRegex         = "topics.regex"
-	KeyTopicsExclude       = "topics.exclude"
-	KeyRefreshInterval     = "topic.refresh.interval.ms"
-	KeyTargetBootstrap     = "target.bootstrap.servers"
-	KeyTargetFormat        = "target.topic.format"
-	KeyTargetReplication   = "target.topic.replication.factor"
-	KeyPartitionMapping    = "partition.mapping"
-	KeyProvenanceHeaders   = "provenance.headers"
-	KeyPollMaxRecords      = "poll.max.records"
-	KeyPollMaxBytes        = "poll.max.bytes"
-	KeyPollTimeout         = "poll.timeout.ms"
-	KeyUnreachableTimeout  = "source.unreachable.timeout.ms"
-	PrefixSourceConsumer   = "source.consumer."
-	PrefixSourceAdmin      = "source.admin."
-	PrefixTargetAdmin      = "target.admin."
+	KeySourceBootstrap      = "source.bootstrap.servers"
+	KeySourceClusterAlias   = "source.cluster.alias"
+	KeyTopics               = "topics"
+	KeyTopicsRegex          = "topics.regex"
+	KeyTopicsExclude        = "topics.exclude"
+	KeyRefreshInterval      = "topic.refresh.interval.ms"
+	KeyTargetBootstrap      = "target.bootstrap.servers"
+	KeyTargetFormat         = "target.topic.format"
+	KeyTargetReplication    = "target.topic.replication.factor"
+	KeyPartitionMapping     = "partition.mapping"
+	KeyProvenanceHeaders    = "provenance.headers"
+	KeyPollMaxRecords       = "poll.max.records"
+	KeyPollMaxBytes         = "poll.max.bytes"
+	KeyPollTimeout          = "poll.timeout.ms"
+	KeyUnreachableTimeout   = "source.unreachable.timeout.ms"
+	PrefixSourceConsumer    = "source.consumer."
+	PrefixSourceAdmin       = "source.admin."
+	PrefixTargetAdmin       = "target.admin."
 	PrefixTargetTopicConfig = "target.topic.config."
 )
 
@@ -132,7 +132,7 @@ func configDef() *configdef.Def {
 		Define(configdef.Key{
 			Name: KeyTargetFormat, Type: configdef.String, Default: topicPlaceholder, Importance: configdef.High,
 			Validator: configdef.Func("a topic name containing ${topic}", validateFormat),
-			Group: gTarget, OrderInGroup: 2, DisplayName: "Target topic name format",
+			Group:     gTarget, OrderInGroup: 2, DisplayName: "Target topic name format",
 			Documentation: "Target topic name; ${topic} is replaced by the source topic name, e.g. " +
 				"${topic}.replica or backup.${topic}. When source and target are the same cluster, the " +
 				"identity format ${topic} is refused (it would copy a topic onto itself), and topics that are " +
@@ -227,7 +227,9 @@ type Config struct {
 type TopicFormat struct{ format string }
 
 // Target returns the target topic name for source topic t.
-func (f TopicFormat) Target(t string) string { return strings.ReplaceAll(f.format, topicPlaceholder, t) }
+func (f TopicFormat) Target(t string) string {
+	return strings.ReplaceAll(f.format, topicPlaceholder, t)
+}
 
 // Identity reports whether every topic maps onto its own name.
 func (f TopicFormat) Identity() bool { return f.format == topicPlaceholder }
