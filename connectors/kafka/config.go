@@ -135,8 +135,9 @@ func configDef() *configdef.Def {
 			Group:     gTarget, OrderInGroup: 2, DisplayName: "Target topic name format",
 			Documentation: "Target topic name; ${topic} is replaced by the source topic name, e.g. " +
 				"${topic}.replica or backup.${topic}. When source and target are the same cluster, the " +
-				"identity format ${topic} is refused (it would copy a topic onto itself), and topics that are " +
-				"targets of other source topics are never used as sources.",
+				"identity format ${topic} is refused (it would copy a topic onto itself), topics.regex never " +
+				"selects topics named like targets (e.g. *.replica), and a topics list may not name the target " +
+				"of another listed topic.",
 		}).
 		Define(configdef.Key{
 			Name: KeyPartitionMapping, Type: configdef.String, Default: MappingPreserve, Importance: configdef.High,
@@ -235,6 +236,15 @@ func (f TopicFormat) Target(t string) string {
 func (f TopicFormat) Identity() bool { return f.format == topicPlaceholder }
 
 func (f TopicFormat) String() string { return f.format }
+
+// pattern matches every name Target can produce.
+func (f TopicFormat) pattern() *regexp.Regexp {
+	parts := strings.Split(f.format, topicPlaceholder)
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	return regexp.MustCompile(`^` + strings.Join(parts, `.+`) + `$`)
+}
 
 var legalTopicChars = regexp.MustCompile(`^[a-zA-Z0-9._-]*$`)
 

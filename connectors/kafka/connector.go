@@ -178,7 +178,7 @@ func (c *Connector) refresh(ctx context.Context) (replicationState, error) {
 	if s := strings.Join(sel.skipped, ","); s != c.skipped {
 		c.skipped = s
 		if s != "" {
-			c.log.Warn("not replicating topics that are targets of other source topics on the same cluster", "topics", s)
+			c.log.Warn("not replicating topics named like target topics: source and target are the same cluster", "topics", s)
 		}
 	}
 	plan, err := ensureTargets(ctx, c.cfg, c.dst, dst, sel.sources, c.verified)

@@ -106,8 +106,8 @@ func deadlineOf(ctx context.Context) time.Time {
 // at the source cluster.
 type selection struct {
 	sources map[string]int // source topic → partition count
-	// skipped are topics that matched but are targets of other selected
-	// topics on the same cluster: copying them would loop.
+	// skipped are topics that matched topics.regex but are named like
+	// target topics on the same cluster: copying them would loop.
 	skipped []string
 }
 
@@ -150,24 +150,29 @@ func selectTopics(cfg *Config, src clusterState, sameCluster bool) (selection, e
 	}
 	sel := selection{sources: candidates}
 	if sameCluster {
-		// A topic that is the target of another candidate must not be read:
-		// it receives this connector's output.
-		targets := map[string]string{}
-		for t := range candidates {
-			targets[cfg.TargetFormat.Target(t)] = t
-		}
-		for t := range candidates {
-			if of, ok := targets[t]; ok {
-				if cfg.TopicsRegex == nil {
-					return selection{}, fmt.Errorf("%w: topic %q is listed in topics and is also the target of %q on the same cluster", ErrSelfReplication, t, of)
+		if cfg.TopicsRegex == nil {
+			// A listed topic that is the target of another listed topic
+			// would receive this connector's output and copy it again.
+			for t := range candidates {
+				for s := range candidates {
+					if s != t && cfg.TargetFormat.Target(s) == t {
+						return selection{}, fmt.Errorf("%w: topic %q is listed in topics and is also the target of %q on the same cluster", ErrSelfReplication, t, s)
+					}
 				}
-				sel.skipped = append(sel.skipped, t)
 			}
+		} else {
+			// Any topic shaped like a target (even one whose source is gone)
+			// is output of this kind of replication: reading it would copy
+			// copies, without end.
+			looksLikeTarget := cfg.TargetFormat.pattern()
+			for t := range candidates {
+				if looksLikeTarget.MatchString(t) {
+					sel.skipped = append(sel.skipped, t)
+					delete(sel.sources, t)
+				}
+			}
+			slices.Sort(sel.skipped)
 		}
-		for _, t := range sel.skipped {
-			delete(sel.sources, t)
-		}
-		slices.Sort(sel.skipped)
 	}
 	if len(sel.sources) == 0 {
 		if cfg.TopicsRegex != nil {
