@@ -9,12 +9,14 @@ import (
 // DateFormat is a compiled java.text.SimpleDateFormat pattern. It formats
 // only; it is immutable and safe for concurrent use.
 //
-// Supported pattern letters: G y M L d D F E u a H k K h m s S z Z X, with
-// Java's meaning of repetition (MM = zero-padded month, MMM = "Jan", MMMM =
-// "January", yy = two-digit year, and so on), quoted literals ('T') and a
-// doubled single quote for a single quote. Letters whose output depends on a Java locale's week
-// rules (Y, w, W) are rejected, as is any other ASCII letter, as Java rejects
-// unknown letters.
+// Supported pattern letters: G y Y M L w W d D F E u a H k K h m s S z Z X,
+// with Java's meaning of repetition (MM = zero-padded month, MMM = "Jan",
+// MMMM = "January", yy = two-digit year, and so on), quoted literals ('T')
+// and a doubled single quote for a single quote. Other ASCII letters are
+// rejected, as Java rejects unknown letters. Text is English and the
+// week-based letters (Y week year, w week of year, W week of month) follow
+// the en-US week definition (weeks start on Sunday; week 1 is the week that
+// contains January 1), as on a JVM with the US default locale.
 type DateFormat struct {
 	pattern string
 	parts   []datePart
@@ -67,7 +69,7 @@ func CompileDateFormat(pattern string) (*DateFormat, error) {
 			i = j + 1
 		case isASCIILetter(c):
 			if !supportedLetter(c) {
-				return nil, fmt.Errorf("unsupported pattern letter '%c' in date pattern %q (supported: G y M L d D F E u a H k K h m s S z Z X)", c, pattern)
+				return nil, fmt.Errorf("unsupported pattern letter '%c' in date pattern %q (supported: G y Y M L w W d D F E u a H k K h m s S z Z X)", c, pattern)
 			}
 			j := i
 			for j < len(pattern) && pattern[j] == c {
@@ -123,6 +125,19 @@ func (f *DateFormat) AppendFormat(dst []byte, t time.Time) []byte {
 			} else {
 				dst = appendPadded(dst, int64(y), n)
 			}
+		case 'Y':
+			y, _ := weekYear(t)
+			if n == 2 {
+				dst = appendPadded(dst, int64(y%100), 2)
+			} else {
+				dst = appendPadded(dst, int64(y), n)
+			}
+		case 'w':
+			_, w := weekYear(t)
+			dst = appendPadded(dst, int64(w), n)
+		case 'W':
+			first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, t.Location())
+			dst = appendPadded(dst, int64((t.Day()+int(first.Weekday())-1)/7+1), n)
 		case 'M', 'L':
 			switch {
 			case n >= 4:
@@ -233,8 +248,24 @@ func isASCIILetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && 
 
 func supportedLetter(c byte) bool {
 	switch c {
-	case 'G', 'y', 'M', 'L', 'd', 'D', 'F', 'E', 'u', 'a', 'H', 'k', 'K', 'h', 'm', 's', 'S', 'z', 'Z', 'X':
+	case 'G', 'y', 'Y', 'M', 'L', 'w', 'W', 'd', 'D', 'F', 'E', 'u', 'a', 'H', 'k', 'K', 'h', 'm', 's', 'S', 'z', 'Z', 'X':
 		return true
 	}
 	return false
+}
+
+// weekYear returns the en-US week-based year and week of year of t: weeks
+// run Sunday to Saturday and week 1 is the one containing January 1, so the
+// last days of December can belong to week 1 of the next year.
+func weekYear(t time.Time) (year, week int) {
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	sunday := day.AddDate(0, 0, -int(day.Weekday()))
+	year = t.Year()
+	if sunday.AddDate(0, 0, 6).Year() > year { // this week holds January 1 of next year
+		year++
+	}
+	jan1 := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := jan1.AddDate(0, 0, -int(jan1.Weekday()))
+	week = int(sunday.Sub(start).Hours()/24)/7 + 1
+	return year, week
 }

@@ -98,8 +98,35 @@ func TestDateFormat(t *testing.T) {
 	}
 }
 
+func TestWeekLetters(t *testing.T) {
+	// en-US weeks: Sunday first, week 1 contains January 1.
+	tests := []struct {
+		date string
+		want string
+	}{
+		{"2024-12-28", "2024 52 4"}, // Saturday before the week of Jan 1 2025
+		{"2024-12-29", "2025 01 5"}, // Sunday: the week holding Jan 1 2025
+		{"2024-12-31", "2025 01 5"},
+		{"2025-01-01", "2025 01 1"},
+		{"2025-01-04", "2025 01 1"},
+		{"2025-01-05", "2025 02 2"},
+		{"2023-01-01", "2023 01 1"}, // a Sunday
+		{"2023-12-31", "2024 01 6"},
+	}
+	f, err := CompileDateFormat("YYYY ww W")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		d, _ := time.Parse("2006-01-02", tt.date)
+		if got := f.Format(d); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.date, got, tt.want)
+		}
+	}
+}
+
 func TestDateFormatErrors(t *testing.T) {
-	for _, p := range []string{"YYYY", "ww", "yyyy-'MM", "q"} {
+	for _, p := range []string{"yyyy-'MM", "q", "B"} {
 		if _, err := CompileDateFormat(p); err == nil {
 			t.Errorf("CompileDateFormat(%q) succeeded, want error", p)
 		}
