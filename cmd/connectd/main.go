@@ -48,6 +48,9 @@ func rootCommand() *command {
 		children: []*command{
 			versionCommand(),
 			devCommand(),
+			pluginCommand(),
+			connectorsCommand(),
+			pluginsCommand(),
 		},
 	}
 }

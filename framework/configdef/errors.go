@@ -1,6 +1,8 @@
 package configdef
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -51,4 +53,38 @@ func (es Errors) For(key string) []*ConfigError {
 		}
 	}
 	return out
+}
+
+// WithPrefix returns a copy of e for a key embedded under prefix (a
+// converter's or transform's own key seen from the connector config): the
+// key and the message name the full key ("value.converter.schemas.enable").
+func (e *ConfigError) WithPrefix(prefix string) *ConfigError {
+	if e.Key == "" {
+		return &ConfigError{Key: prefix, Message: prefix + "*: " + e.Message}
+	}
+	full := prefix + e.Key
+	msg := strings.Replace(e.Message, "for configuration "+e.Key, "for configuration "+full, 1)
+	msg = strings.Replace(msg, `configuration "`+e.Key+`"`, `configuration "`+full+`"`, 1)
+	if msg == e.Message && !strings.Contains(msg, full) {
+		msg = full + ": " + msg
+	}
+	return &ConfigError{Key: full, Message: msg}
+}
+
+// Prefix rewrites the configuration errors in err (a *ConfigError or
+// Errors) with WithPrefix; other errors are wrapped with the prefix.
+func Prefix(err error, prefix string) error {
+	var errs Errors
+	if errors.As(err, &errs) {
+		out := make(Errors, len(errs))
+		for i, e := range errs {
+			out[i] = e.WithPrefix(prefix)
+		}
+		return out
+	}
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return ce.WithPrefix(prefix)
+	}
+	return fmt.Errorf("%s*: %w", prefix, err)
 }

@@ -2,7 +2,6 @@ package convert
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/data"
@@ -52,10 +51,15 @@ type JSONConverter struct {
 	replaceNull     bool
 	cacheSize       int
 
-	mu        sync.Mutex
+	// Caches; a converter is used by one goroutine at a time (see
+	// Converter), so they need no locking.
 	toJSON    map[*data.Schema][]byte // rendered schema JSON by schema
 	fromJSON  map[string]*data.Schema // parsed schema by its JSON text
 	structIdx map[*data.Schema]map[string]int
+	keys      map[string]string // interned object keys: records of a topic repeat them
+	topSize   int               // member count of the last top-level object, to size the next map
+	outSize   int               // size of the last serialized value, to size the next buffer
+	keyBuf    []string          // scratch space for sorting map keys
 }
 
 // Configure implements Converter.
@@ -74,6 +78,7 @@ func (c *JSONConverter) Configure(props map[string]string, isKey bool) error {
 	c.toJSON = map[*data.Schema][]byte{}
 	c.fromJSON = map[string]*data.Schema{}
 	c.structIdx = map[*data.Schema]map[string]int{}
+	c.keys = map[string]string{}
 	return nil
 }
 
@@ -87,7 +92,7 @@ func (c *JSONConverter) FromConnect(_ string, schema *data.Schema, value any) ([
 			return nil, err
 		}
 	}
-	e := encoder{c: c, buf: make([]byte, 0, 256)}
+	e := encoder{c: c, buf: make([]byte, 0, max(64, c.outSize+c.outSize/8))}
 	var err error
 	if c.schemasEnabled {
 		e.buf = append(e.buf, `{"schema":`...)
@@ -110,6 +115,7 @@ func (c *JSONConverter) FromConnect(_ string, schema *data.Schema, value any) ([
 	if err != nil {
 		return nil, err
 	}
+	c.outSize = len(e.buf)
 	return e.buf, nil
 }
 
@@ -158,30 +164,22 @@ func (c *JSONConverter) ToConnect(_ string, b []byte) (*data.Schema, any, error)
 
 // schemaJSON returns the cached JSON rendering of schema.
 func (c *JSONConverter) schemaJSON(s *data.Schema) ([]byte, error) {
-	c.mu.Lock()
-	sj, ok := c.toJSON[s]
-	c.mu.Unlock()
-	if ok {
+	if sj, ok := c.toJSON[s]; ok {
 		return sj, nil
 	}
 	e := encoder{c: c}
 	if err := e.schema(s); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
 	if len(c.toJSON) >= c.cacheSize {
 		clear(c.toJSON)
 	}
 	c.toJSON[s] = e.buf
-	c.mu.Unlock()
 	return e.buf, nil
 }
 
 func (c *JSONConverter) parseSchemaCached(raw []byte) (*data.Schema, error) {
-	c.mu.Lock()
-	s, ok := c.fromJSON[string(raw)]
-	c.mu.Unlock()
-	if ok {
+	if s, ok := c.fromJSON[string(raw)]; ok {
 		return s, nil
 	}
 	d := decoder{c: c, data: raw}
@@ -192,33 +190,43 @@ func (c *JSONConverter) parseSchemaCached(raw []byte) (*data.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
 	if len(c.fromJSON) >= c.cacheSize {
 		clear(c.fromJSON)
 		clear(c.structIdx)
 	}
 	c.fromJSON[string(raw)] = s
-	c.mu.Unlock()
 	return s, nil
 }
 
 // fieldIndex maps a struct schema's field names to indexes (cached).
 func (c *JSONConverter) fieldIndex(s *data.Schema) map[string]int {
-	c.mu.Lock()
-	idx, ok := c.structIdx[s]
-	c.mu.Unlock()
-	if ok {
+	if idx, ok := c.structIdx[s]; ok {
 		return idx
 	}
-	idx = make(map[string]int, len(s.Fields))
+	idx := make(map[string]int, len(s.Fields))
 	for i, f := range s.Fields {
 		idx[f.Name] = i
 	}
-	c.mu.Lock()
 	if len(c.structIdx) >= c.cacheSize {
 		clear(c.structIdx)
 	}
 	c.structIdx[s] = idx
-	c.mu.Unlock()
 	return idx
+}
+
+// intern returns a shared string for an object key, so that the keys of a
+// stream of similar records are allocated once.
+func (c *JSONConverter) intern(b []byte) string {
+	if len(b) > 128 {
+		return string(b)
+	}
+	if s, ok := c.keys[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(c.keys) >= 4096 {
+		clear(c.keys)
+	}
+	c.keys[s] = s
+	return s
 }

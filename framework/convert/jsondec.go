@@ -172,6 +172,22 @@ func (d *decoder) str() (string, error) {
 	return "", d.syntax("unterminated string")
 }
 
+// key reads an object key, interning plain keys.
+func (d *decoder) key() (string, error) {
+	start := d.pos + 1
+	for i := start; i < len(d.data); i++ {
+		c := d.data[i]
+		if c == '"' {
+			d.pos = i + 1
+			return d.c.intern(d.data[start:i]), nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break // the general path handles escapes, errors and UTF-8 checks
+		}
+	}
+	return d.str()
+}
+
 func (d *decoder) strSlow(start int) (string, error) {
 	buf := make([]byte, 0, d.pos-start+16)
 	buf = append(buf, d.data[start:d.pos]...)
@@ -322,7 +338,7 @@ func (d *decoder) object(member func(key string) error) error {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
 			return d.syntax("expected a string object key")
 		}
-		key, err := d.str()
+		key, err := d.key()
 		if err != nil {
 			return err
 		}
@@ -739,12 +755,19 @@ func (d *decoder) structValue(s *data.Schema, depth int) (any, error) {
 func (d *decoder) schemaless(depth int) (any, error) {
 	switch c := d.data[d.pos]; {
 	case c == '{':
-		out := map[string]any{}
+		size := 0
+		if depth == 0 {
+			size = d.c.topSize
+		}
+		out := make(map[string]any, size)
 		err := d.object(func(key string) error {
 			v, err := d.decode(nil, depth+1)
 			out[key] = v
 			return err
 		})
+		if depth == 0 {
+			d.c.topSize = len(out)
+		}
 		return out, err
 	case c == '[':
 		out := []any{}

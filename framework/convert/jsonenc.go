@@ -252,8 +252,17 @@ func (e *encoder) mapValue(s *data.Schema, v any, depth int) error {
 			e.buf = append(e.buf, ']')
 			return nil
 		}
+		// Sorted keys make the output deterministic; the scratch slice is
+		// shared with nested maps, which append after this map's keys.
+		start := len(e.c.keyBuf)
+		for k := range m {
+			e.c.keyBuf = append(e.c.keyBuf, k)
+		}
+		keys := e.c.keyBuf[start:]
+		sort.Strings(keys)
+		defer func() { e.c.keyBuf = e.c.keyBuf[:start] }()
 		e.buf = append(e.buf, '{')
-		for i, k := range sortedKeys(m) {
+		for i, k := range keys {
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}

@@ -310,31 +310,4 @@ func subProps(props map[string]string, prefix string) map[string]string {
 
 // prefixError rewrites configuration errors of a sub-config so that the
 // key they name is the full key the user wrote.
-func prefixError(prefix string, err error) error {
-	var errs configdef.Errors
-	if errors.As(err, &errs) {
-		out := make(configdef.Errors, len(errs))
-		for i, e := range errs {
-			out[i] = prefixConfigError(prefix, e)
-		}
-		return out
-	}
-	var ce *configdef.ConfigError
-	if errors.As(err, &ce) {
-		return prefixConfigError(prefix, ce)
-	}
-	return fmt.Errorf("%s*: %w", prefix, err)
-}
-
-func prefixConfigError(prefix string, e *configdef.ConfigError) *configdef.ConfigError {
-	if e.Key == "" {
-		return &configdef.ConfigError{Key: prefix, Message: prefix + "*: " + e.Message}
-	}
-	msg := e.Message
-	full := prefix + e.Key
-	// Kafka's messages say "for configuration <key>" / "configuration
-	// \"<key>\""; make them name the full key.
-	msg = strings.Replace(msg, "for configuration "+e.Key, "for configuration "+full, 1)
-	msg = strings.Replace(msg, `configuration "`+e.Key+`"`, `configuration "`+full+`"`, 1)
-	return &configdef.ConfigError{Key: full, Message: msg}
-}
+func prefixError(prefix string, err error) error { return configdef.Prefix(err, prefix) }

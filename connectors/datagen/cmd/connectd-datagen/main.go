@@ -1,0 +1,9 @@
+// Command connectd-datagen is the DatagenSource connector plugin.
+package main
+
+import (
+	"github.com/connectd/connectd/connectors/datagen"
+	"github.com/connectd/connectd/plugins"
+)
+
+func main() { plugins.Serve(datagen.New()) }

@@ -1,0 +1,653 @@
+package herder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/framework/configdef"
+)
+
+// The methods in this file are the herder's side of the REST API. Reads
+// are served from this worker's view of the config and status topics;
+// leader-only writes return *NotLeaderError on other workers, which the
+// REST layer forwards.
+
+// rebalanceRetryAfter is the Retry-After of RebalanceErrors.
+const rebalanceRetryAfter = 2 * time.Second
+
+const msgNoLeader = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
+
+func (h *Herder) notStarted() error {
+	return &RebalanceError{Msg: "Cannot complete request: the worker is still starting up (" + *h.stage.Load() + "); retry shortly", RetryAfter: rebalanceRetryAfter}
+}
+
+// leaderOnly returns nil on the active leader, else the error that sends
+// the request there.
+func (h *Herder) leaderOnly() error {
+	if !h.started.Load() {
+		return h.notStarted()
+	}
+	if h.leader.active.Load() {
+		return nil
+	}
+	a := h.configs.Snapshot().Assignment()
+	if a == nil || a.Leader == "" || a.Leader == h.cfg.WorkerURL {
+		return &RebalanceError{Msg: msgNoLeader, RetryAfter: rebalanceRetryAfter}
+	}
+	return &NotLeaderError{LeaderURL: a.Leader}
+}
+
+// asLeader runs a privileged change, translating a lost leadership into
+// the error that forwards the request.
+func (h *Herder) asLeader(ctx context.Context, build func(s *Snapshot) ([]*kafka.Message, error)) (*Snapshot, error) {
+	if err := h.leaderOnly(); err != nil {
+		return nil, err
+	}
+	snap, err := h.leader.privileged(ctx, build)
+	if errors.Is(err, errNotLeading) {
+		if e := h.leaderOnly(); e != nil {
+			return nil, e
+		}
+		return nil, &RebalanceError{Msg: msgNoLeader, RetryAfter: rebalanceRetryAfter}
+	}
+	return snap, err
+}
+
+func (h *Herder) snapshot() (*Snapshot, error) {
+	if h.configs == nil {
+		return nil, h.notStarted()
+	}
+	return h.configs.Snapshot(), nil
+}
+
+func connectorNotFound(name string) error {
+	return &NotFoundError{Msg: fmt.Sprintf("Connector %s not found", name)}
+}
+
+// ServerInfo is GET /.
+func (h *Herder) ServerInfo(ctx context.Context) (ServerInfo, error) {
+	info := ServerInfo{Version: h.cfg.Version, Commit: h.cfg.Commit}
+	if id := h.clusterID.Load(); id != nil {
+		info.KafkaClusterID = *id
+		return info, nil
+	}
+	if h.member == nil {
+		return info, h.notStarted()
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	id, err := h.member.admin.ClusterID(cctx)
+	if err != nil {
+		return info, fmt.Errorf("kafka cluster id: %w", err)
+	}
+	h.clusterID.Store(&id)
+	info.KafkaClusterID = id
+	return info, nil
+}
+
+// Health is GET /health.
+func (h *Herder) Health(ctx context.Context) Health {
+	if !h.started.Load() {
+		return Health{Status: "starting", Message: "Worker is still starting up. Current stage: " + *h.stage.Load() + "."}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := h.local.ping(pctx); err != nil {
+		return Health{Status: "unhealthy", Message: "Worker was unable to handle this request and may be unable to handle other requests."}
+	}
+	return Health{Status: "healthy", Message: "Worker has completed startup and is ready to handle requests."}
+}
+
+// Connectors lists the connector names.
+func (h *Herder) Connectors(ctx context.Context) ([]string, error) {
+	snap, err := h.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return snap.Connectors(), nil
+}
+
+func (h *Herder) info(snap *Snapshot, name string) ConnectorInfo {
+	cfg, _ := snap.ConnectorConfig(name)
+	tasks := make([]ConnectorTaskID, snap.TaskCount(name))
+	for i := range tasks {
+		tasks[i] = ConnectorTaskID{Connector: name, Task: i}
+	}
+	return ConnectorInfo{Name: name, Config: maps.Clone(cfg), Tasks: tasks, Type: h.connectorType(cfg)}
+}
+
+// ConnectorInfo is GET /connectors/{c}.
+func (h *Herder) ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error) {
+	snap, err := h.snapshot()
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	if !snap.Contains(name) {
+		return ConnectorInfo{}, connectorNotFound(name)
+	}
+	return h.info(snap, name), nil
+}
+
+// ConnectorConfig is GET /connectors/{c}/config: the stored config, with
+// its placeholders.
+func (h *Herder) ConnectorConfig(ctx context.Context, name string) (map[string]string, error) {
+	snap, err := h.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	cfg, ok := snap.ConnectorConfig(name)
+	if !ok {
+		return nil, connectorNotFound(name)
+	}
+	return maps.Clone(cfg), nil
+}
+
+// validateForWrite validates a connector config and turns problems into a
+// BadRequestError in Kafka Connect's wording.
+func (h *Herder) validateForWrite(ctx context.Context, props map[string]string) error {
+	class := strings.TrimSpace(props["connector.class"])
+	if class == "" {
+		return &BadRequestError{Msg: fmt.Sprintf("Connector config %s contains no connector type", renderProps(props))}
+	}
+	res, err := h.validate(ctx, props)
+	if err != nil {
+		return err
+	}
+	if res.ErrorCount == 0 {
+		return nil
+	}
+	var msgs []string
+	for _, c := range res.Configs {
+		for _, e := range c.Value.Errors {
+			msgs = append(msgs, c.Value.Name+": "+e)
+		}
+	}
+	return &BadRequestError{Msg: fmt.Sprintf("Connector configuration is invalid and contains the following %d error(s):\n%s\nYou can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
+		len(msgs), strings.Join(msgs, "\n"))}
+}
+
+// validate runs the connector's validation on the resolved config and
+// puts the raw values back into the answer.
+func (h *Herder) validate(ctx context.Context, props map[string]string) (configdef.ValidationResult, error) {
+	resolved, err := h.resolve(props)
+	if err != nil {
+		return configdef.ValidationResult{}, &BadRequestError{Msg: err.Error()}
+	}
+	res, err := h.rt.Validate(ctx, resolved)
+	if err != nil {
+		return configdef.ValidationResult{}, err
+	}
+	return restoreRawValues(res, props, resolved), nil
+}
+
+// renderProps renders a config like Java's Map.toString, as Kafka's error
+// message does.
+func renderProps(props map[string]string) string {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + props[k]
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func targetOf(s InitialState) (TargetState, error) {
+	switch strings.ToUpper(string(s)) {
+	case "", string(InitialRunning):
+		return TargetStarted, nil
+	case string(InitialPaused):
+		return TargetPaused, nil
+	case string(InitialStopped):
+		return TargetStopped, nil
+	}
+	return "", &BadRequestError{Msg: fmt.Sprintf("Invalid initial state %q: must be one of RUNNING, PAUSED, STOPPED", s)}
+}
+
+// PutConnectorConfig creates or replaces a connector (leader only).
+func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial InitialState) (ConnectorInfo, bool, error) {
+	if err := h.leaderOnly(); err != nil {
+		return ConnectorInfo{}, false, err
+	}
+	target, err := targetOf(initial)
+	if err != nil {
+		return ConnectorInfo{}, false, err
+	}
+	props = maps.Clone(props)
+	if props == nil {
+		props = map[string]string{}
+	}
+	if n, ok := props["name"]; ok && n != name {
+		return ConnectorInfo{}, false, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
+	}
+	props["name"] = name
+	if err := h.validateForWrite(ctx, props); err != nil {
+		return ConnectorInfo{}, false, err
+	}
+	created := false
+	snap, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+		exists := s.Contains(name)
+		if exists && !allowReplace {
+			return nil, &AlreadyExistsError{Msg: fmt.Sprintf("Connector %s already exists", name)}
+		}
+		created = !exists
+		var msgs []*kafka.Message
+		if created && initial != "" {
+			msgs = append(msgs, record(targetStateKey(name), encodeTargetState(target)))
+		}
+		if created && target == TargetStopped {
+			// A connector created STOPPED has no tasks (as after a stop).
+			msgs = append(msgs, record(commitKey(name), commitValue{Tasks: 0}))
+		}
+		return append(msgs, record(connectorKey(name), propertiesValue{Properties: props})), nil
+	})
+	if err != nil {
+		return ConnectorInfo{}, false, err
+	}
+	return h.info(snap, name), created, nil
+}
+
+// PatchConnectorConfig merges patch into the config; a nil value removes
+// the key (leader only).
+func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
+	if err := h.leaderOnly(); err != nil {
+		return ConnectorInfo{}, err
+	}
+	cur, ok := h.configs.Snapshot().ConnectorConfig(name)
+	if !ok {
+		return ConnectorInfo{}, connectorNotFound(name)
+	}
+	next := maps.Clone(cur)
+	for k, v := range patch {
+		if v == nil {
+			delete(next, k)
+		} else {
+			next[k] = *v
+		}
+	}
+	if n, ok := next["name"]; ok && n != name {
+		return ConnectorInfo{}, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
+	}
+	next["name"] = name
+	if err := h.validateForWrite(ctx, next); err != nil {
+		return ConnectorInfo{}, err
+	}
+	snap, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+		if !s.Contains(name) {
+			return nil, connectorNotFound(name)
+		}
+		return []*kafka.Message{record(connectorKey(name), propertiesValue{Properties: next})}, nil
+	})
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	return h.info(snap, name), nil
+}
+
+// DeleteConnector removes a connector (leader only). Its records are
+// tombstoned in one transaction; its statuses afterwards.
+func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
+	tasks := 0
+	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+		if !s.Contains(name) {
+			return nil, connectorNotFound(name)
+		}
+		tasks = s.TaskCount(name)
+		msgs := []*kafka.Message{record(connectorKey(name), nil), record(targetStateKey(name), nil)}
+		for i := 0; i < tasks; i++ {
+			msgs = append(msgs, record(taskKey(ConnectorTaskID{Connector: name, Task: i}), nil))
+		}
+		return append(msgs, record(commitKey(name), nil)), nil
+	})
+	if err != nil {
+		return err
+	}
+	h.statuses.deleteConnector(name, tasks)
+	return nil
+}
+
+// ConnectorStatus is GET /connectors/{c}/status.
+func (h *Herder) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
+	snap, err := h.snapshot()
+	if err != nil {
+		return ConnectorStateInfo{}, err
+	}
+	st, ok := h.statuses.connector(name)
+	if !ok || !snap.Contains(name) {
+		return ConnectorStateInfo{}, &NotFoundError{Msg: fmt.Sprintf("No status found for connector %s", name)}
+	}
+	cfg, _ := snap.ConnectorConfig(name)
+	out := ConnectorStateInfo{
+		Name:      name,
+		Connector: ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace},
+		Tasks:     []TaskState{},
+		Type:      h.connectorType(cfg),
+	}
+	n := snap.TaskCount(name)
+	tasks := h.statuses.tasksOf(name)
+	for i := 0; i < n; i++ {
+		if ts, ok := tasks[i]; ok {
+			out.Tasks = append(out.Tasks, TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
+		}
+	}
+	return out, nil
+}
+
+// TaskConfigs is GET /connectors/{c}/tasks.
+func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error) {
+	snap, err := h.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if !snap.Contains(name) {
+		return nil, connectorNotFound(name)
+	}
+	out := []TaskInfo{}
+	for i, c := range snap.TaskConfigs(name) {
+		out = append(out, TaskInfo{ID: ConnectorTaskID{Connector: name, Task: i}, Config: maps.Clone(c)})
+	}
+	return out, nil
+}
+
+// TaskStatus is GET /connectors/{c}/tasks/{t}/status.
+func (h *Herder) TaskStatus(ctx context.Context, id ConnectorTaskID) (TaskState, error) {
+	snap, err := h.snapshot()
+	if err != nil {
+		return TaskState{}, err
+	}
+	st, ok := h.statuses.task(id)
+	if !ok || id.Task >= snap.TaskCount(id.Connector) {
+		return TaskState{}, &NotFoundError{Msg: fmt.Sprintf("No status found for task %s", id)}
+	}
+	return TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}, nil
+}
+
+// RestartConnector restarts a connector and, with includeTasks, its tasks
+// (onlyFailed: only those FAILED). Without either flag it restarts the
+// connector instance on its worker and returns nil info (204); otherwise
+// the leader writes a restart request that each worker carries out for
+// what it runs, and the answer shows the planned restarts (202).
+func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*ConnectorStateInfo, error) {
+	snap, err := h.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if !snap.Contains(name) {
+		return nil, connectorNotFound(name)
+	}
+	if !includeTasks && !onlyFailed {
+		return nil, h.restartConnectorOnOwner(ctx, snap, name)
+	}
+	// The plan is computed before the request is written, from the same
+	// statuses the workers will consult.
+	plan, err := h.ConnectorStatus(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	req := RestartRequest{IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
+	if _, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+		if !s.Contains(name) {
+			return nil, connectorNotFound(name)
+		}
+		return []*kafka.Message{record(restartKey(name), req)}, nil
+	}); err != nil {
+		return nil, err
+	}
+	if !onlyFailed || plan.Connector.State == StateFailed {
+		plan.Connector.State = StateRestarting
+	}
+	if includeTasks {
+		for i := range plan.Tasks {
+			if !onlyFailed || plan.Tasks[i].State == StateFailed {
+				plan.Tasks[i].State = StateRestarting
+			}
+		}
+	}
+	return &plan, nil
+}
+
+// restartConnectorOnOwner restarts the connector instance here when this
+// worker runs it, else sends the request to the worker that does.
+func (h *Herder) restartConnectorOnOwner(ctx context.Context, snap *Snapshot, name string) error {
+	if !h.started.Load() {
+		return h.notStarted()
+	}
+	owner, ok := snap.Assignment().OwnerOfConnector(name)
+	if !ok {
+		return &RebalanceError{Msg: fmt.Sprintf("Cannot restart connector %s momentarily: it is not assigned to a worker, likely because a rebalance is underway", name), RetryAfter: rebalanceRetryAfter}
+	}
+	if owner != h.cfg.WorkerURL {
+		return &NotLeaderError{LeaderURL: owner}
+	}
+	return h.local.runOnLoop(ctx, func(ctx context.Context) {
+		h.local.restartConnectorNow(ctx, h.configs.Snapshot(), name)
+	})
+}
+
+// RestartTask restarts one task on the worker that runs it.
+func (h *Herder) RestartTask(ctx context.Context, id ConnectorTaskID) error {
+	snap, err := h.snapshot()
+	if err != nil {
+		return err
+	}
+	if !snap.Contains(id.Connector) {
+		return connectorNotFound(id.Connector)
+	}
+	if id.Task < 0 || id.Task >= snap.TaskCount(id.Connector) {
+		return &NotFoundError{Msg: fmt.Sprintf("Unknown task %s", id)}
+	}
+	if !h.started.Load() {
+		return h.notStarted()
+	}
+	owner, ok := snap.Assignment().OwnerOfTask(id)
+	if !ok {
+		return &RebalanceError{Msg: fmt.Sprintf("Cannot restart task %s momentarily: it is not assigned to a worker, likely because a rebalance is underway", id), RetryAfter: rebalanceRetryAfter}
+	}
+	if owner != h.cfg.WorkerURL {
+		return &NotLeaderError{LeaderURL: owner}
+	}
+	h.statuses.putTask(id, h.local.status(StateRestarting, ""))
+	return h.rt.RestartTask(ctx, toRuntimeID(id))
+}
+
+// PauseConnector and ResumeConnector write the target state; any worker
+// may, as in Kafka Connect.
+func (h *Herder) PauseConnector(ctx context.Context, name string) error {
+	return h.putTargetState(ctx, name, TargetPaused)
+}
+
+// ResumeConnector: see PauseConnector.
+func (h *Herder) ResumeConnector(ctx context.Context, name string) error {
+	return h.putTargetState(ctx, name, TargetStarted)
+}
+
+func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState) error {
+	snap, err := h.snapshot()
+	if err != nil {
+		return err
+	}
+	if !snap.Contains(name) {
+		return connectorNotFound(name)
+	}
+	if !h.started.Load() {
+		return h.notStarted()
+	}
+	_, err = h.configs.write(ctx, record(targetStateKey(name), encodeTargetState(t)))
+	return err
+}
+
+// StopConnector stops a connector and its tasks (leader only): the task
+// configs are emptied and the target state set to STOPPED in one
+// transaction.
+func (h *Herder) StopConnector(ctx context.Context, name string) error {
+	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+		if !s.Contains(name) {
+			return nil, connectorNotFound(name)
+		}
+		return []*kafka.Message{
+			record(commitKey(name), commitValue{Tasks: 0}),
+			record(targetStateKey(name), encodeTargetState(TargetStopped)),
+		}, nil
+	})
+	return err
+}
+
+// ConnectorTopics is GET /connectors/{c}/topics.
+func (h *Herder) ConnectorTopics(ctx context.Context, name string) ([]string, error) {
+	if !h.cfg.TopicTracking {
+		return nil, &ForbiddenError{Msg: "Topic tracking is disabled."}
+	}
+	snap, err := h.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if !snap.Contains(name) {
+		return nil, connectorNotFound(name)
+	}
+	topics := h.statuses.topicsOf(name)
+	out := make([]string, 0, len(topics))
+	for t := range topics {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// ResetConnectorTopics is PUT /connectors/{c}/topics/reset.
+func (h *Herder) ResetConnectorTopics(ctx context.Context, name string) error {
+	if !h.cfg.TopicTracking {
+		return &ForbiddenError{Msg: "Topic tracking is disabled."}
+	}
+	if !h.cfg.TopicTrackingAllowReset {
+		return &ForbiddenError{Msg: "Topic tracking reset is disabled."}
+	}
+	snap, err := h.snapshot()
+	if err != nil {
+		return err
+	}
+	if !snap.Contains(name) {
+		return connectorNotFound(name)
+	}
+	h.statuses.resetTopics(name)
+	return nil
+}
+
+// ValidateConfig is PUT /connector-plugins/{p}/config/validate.
+func (h *Herder) ValidateConfig(ctx context.Context, class string, props map[string]string) (configdef.ValidationResult, error) {
+	props = maps.Clone(props)
+	if props == nil {
+		props = map[string]string{}
+	}
+	if _, ok := props["connector.class"]; !ok {
+		props["connector.class"] = class
+	}
+	return h.validate(ctx, props)
+}
+
+// PutTaskConfigs is the internal endpoint the worker running a connector
+// uses to hand its task configs to the leader. The leader writes them with
+// a commit record in one transaction; for an exactly-once source
+// connector it first fences the previous generation's task producers and
+// writes the new task count as tasks-fencing-<c> in the same transaction.
+func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
+	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+		if !s.Contains(name) {
+			return nil, connectorNotFound(name)
+		}
+		if s.Target(name) == TargetStopped {
+			h.log.Info("ignoring task configs of a stopped connector", "connector", name)
+			return nil, nil
+		}
+		if !s.TaskConfigsStale(name) && equalTaskConfigs(configs, s.TaskConfigs(name)) {
+			return nil, nil
+		}
+		var msgs []*kafka.Message
+		eos := h.exactlyOnce(s, name)
+		if eos {
+			if err := h.fenceLocked(ctx, s, name, len(configs)); err != nil {
+				return nil, err
+			}
+		}
+		for i, c := range configs {
+			msgs = append(msgs, record(taskKey(ConnectorTaskID{Connector: name, Task: i}), propertiesValue{Properties: c}))
+		}
+		msgs = append(msgs, record(commitKey(name), commitValue{Tasks: len(configs)}))
+		if eos {
+			msgs = append(msgs, record(fencingKey(name), fencingValue{TaskCount: len(configs)}))
+		}
+		h.log.Info("writing task configs", "connector", name, "tasks", len(configs), "exactly_once", eos)
+		return msgs, nil
+	})
+	return err
+}
+
+// FenceZombies is the internal PUT /connectors/{c}/fence: fence the
+// producers of the connector's task generations so far and record the
+// current task count.
+func (h *Herder) FenceZombies(ctx context.Context, name string) error {
+	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+		if !s.Contains(name) {
+			return nil, connectorNotFound(name)
+		}
+		if !h.exactlyOnce(s, name) {
+			return nil, &BadRequestError{Msg: fmt.Sprintf("Connector %s is not an exactly-once source connector: there is nothing to fence", name)}
+		}
+		n := s.TaskCount(name)
+		if err := h.fenceLocked(ctx, s, name, n); err != nil {
+			return nil, err
+		}
+		return []*kafka.Message{record(fencingKey(name), fencingValue{TaskCount: n})}, nil
+	})
+	return err
+}
+
+// fenceLocked fences the task producers of the connector's previous
+// generation before a new one with next tasks starts. When both have one
+// task, the new task's own InitTransactions fences the old one (same
+// transactional.id), as Kafka Connect reasons.
+func (h *Herder) fenceLocked(ctx context.Context, s *Snapshot, name string, next int) error {
+	prev, ok := s.Fencing(name)
+	if !ok {
+		prev = s.TaskCount(name)
+	}
+	if prev == 0 || (prev == 1 && next == 1) {
+		return nil
+	}
+	h.log.Info("fencing the previous task generation's producers", "connector", name, "tasks", prev)
+	if err := h.rt.FenceZombies(ctx, name, prev); err != nil {
+		return fmt.Errorf("fencing the previous tasks of connector %s: %w", name, err)
+	}
+	return nil
+}
+
+// exactlyOnce reports whether the connector's tasks run exactly-once:
+// the worker has exactly.once.source.support=enabled and it is a source.
+func (h *Herder) exactlyOnce(s *Snapshot, name string) bool {
+	if !h.cfg.ExactlyOnceSource {
+		return false
+	}
+	cfg, _ := s.ConnectorConfig(name)
+	return h.connectorType(cfg) == TypeSource
+}
+
+// SessionKey returns the current inter-worker signing key.
+func (h *Herder) SessionKey() ([]byte, string, bool) {
+	if h.configs == nil {
+		return nil, "", false
+	}
+	k := h.configs.Snapshot().SessionKey()
+	if k == nil {
+		return nil, "", false
+	}
+	return k.Key, k.Algorithm, true
+}

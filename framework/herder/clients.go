@@ -1,0 +1,127 @@
+package herder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+// clientConfig builds a librdkafka config for an internal client:
+// bootstrap servers, the worker's unprefixed client settings (security.*,
+// ssl.*, sasl.*), then the client's own settings, which win.
+func (h *Herder) clientConfig(clientID string, own kafka.ConfigMap) *kafka.ConfigMap {
+	m := kafka.ConfigMap{
+		"bootstrap.servers":       h.cfg.BootstrapServers,
+		"client.id":               clientID,
+		"go.logs.channel.enable":  true,
+		"log.connection.close":    false,
+		"socket.keepalive.enable": true,
+	}
+	for k, v := range h.cfg.ClientProps {
+		m[k] = v
+	}
+	for k, v := range own {
+		m[k] = v
+	}
+	return &m
+}
+
+// drainLogs forwards librdkafka's log lines to slog until the channel
+// closes (when the client is closed).
+func drainLogs(log *slog.Logger, ch chan kafka.LogEvent, wg *sync.WaitGroup) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ev := range ch {
+			lvl := slog.LevelDebug
+			switch {
+			case ev.Level <= 3:
+				lvl = slog.LevelError
+			case ev.Level == 4:
+				lvl = slog.LevelWarn
+			case ev.Level <= 6:
+				lvl = slog.LevelInfo
+			}
+			log.Log(context.Background(), lvl, strings.TrimSpace(ev.Message), "rdkafka", ev.Name, "tag", ev.Tag)
+		}
+	}()
+}
+
+// errFenced: another worker became the leader and fenced this worker's
+// config-topic producer.
+var errFenced = errors.New("this worker's config-topic producer was fenced by a newer leader")
+
+// isFenced reports whether err means the transactional producer was fenced
+// (or is otherwise unusable and must be replaced).
+func isFenced(err error) bool {
+	if errors.Is(err, errFenced) {
+		return true
+	}
+	var ke kafka.Error
+	if errors.As(err, &ke) {
+		return ke.IsFatal() || ke.Code() == kafka.ErrFenced || ke.Code() == kafka.ErrProducerFenced ||
+			ke.Code() == kafka.ErrInvalidProducerEpoch
+	}
+	return false
+}
+
+// produceAll sends msgs and waits for every delivery report, returning the
+// highest offset written.
+func produceAll(ctx context.Context, p *kafka.Producer, msgs []*kafka.Message) (int64, error) {
+	if len(msgs) == 0 {
+		return -1, nil
+	}
+	done := make(chan kafka.Event, len(msgs))
+	for _, m := range msgs {
+		if err := p.Produce(m, done); err != nil {
+			// Already-queued messages still report to done (buffered).
+			return -1, fmt.Errorf("produce %s: %w", m.Key, err)
+		}
+	}
+	var last int64 = -1
+	for range msgs {
+		select {
+		case ev := <-done:
+			m, ok := ev.(*kafka.Message)
+			if !ok {
+				return -1, fmt.Errorf("unexpected delivery event %v", ev)
+			}
+			if m.TopicPartition.Error != nil {
+				return -1, fmt.Errorf("write %s: %w", m.Key, m.TopicPartition.Error)
+			}
+			last = max(last, int64(m.TopicPartition.Offset))
+		case <-ctx.Done():
+			return -1, ctx.Err()
+		}
+	}
+	return last, nil
+}
+
+// broadcast wakes every waiter when something changed. Waiters take the
+// channel from C before checking state, so no change is missed.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newBroadcast() *broadcast { return &broadcast{ch: make(chan struct{})} }
+
+// C returns a channel closed at the next Notify.
+func (b *broadcast) C() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+// Notify wakes all current waiters.
+func (b *broadcast) Notify() {
+	b.mu.Lock()
+	close(b.ch)
+	b.ch = make(chan struct{})
+	b.mu.Unlock()
+}

@@ -1,0 +1,576 @@
+package herder
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/internal/kafkatest"
+)
+
+// The tests in this file run several herders in one process against the
+// real broker, each driving recordRuntime: a stand-in for framework/worker
+// that records what the herder asks it to run. They check the coordination
+// itself (membership, leader fencing, assignment, config records);
+// test/cluster runs real worker processes with real plugins.
+
+type recordRuntime struct {
+	mu         sync.Mutex
+	h          *Herder
+	connectors map[string]RuntimeTarget
+	tasks      map[TaskID]map[string]string
+	starts     map[TaskID]int
+	fenced     map[string][]int
+}
+
+func newRecordRuntime() *recordRuntime {
+	return &recordRuntime{
+		connectors: map[string]RuntimeTarget{},
+		tasks:      map[TaskID]map[string]string{},
+		starts:     map[TaskID]int{},
+		fenced:     map[string][]int{},
+	}
+}
+
+func stateFor(t RuntimeTarget) State {
+	switch TargetState(t) {
+	case TargetPaused:
+		return StatePaused
+	case TargetStopped:
+		return StateStopped
+	}
+	return StateRunning
+}
+
+func (r *recordRuntime) Validate(_ context.Context, props map[string]string) (configdef.ValidationResult, error) {
+	res := configdef.ValidationResult{Name: props["connector.class"]}
+	for _, k := range []string{"name", "connector.class", "tasks.max"} {
+		v := props[k]
+		cv := configdef.ConfigValue{Name: k, Value: &v, Visible: true}
+		if k == "tasks.max" {
+			if n, err := strconv.Atoi(v); v != "" && (err != nil || n < 1) {
+				cv.Errors = []string{fmt.Sprintf("Invalid value %s for configuration tasks.max: must be at least 1", v)}
+				res.ErrorCount++
+			}
+		}
+		res.Configs = append(res.Configs, configdef.ConfigInfo{Value: cv})
+	}
+	return res, nil
+}
+
+func (r *recordRuntime) StartConnector(_ context.Context, name string, _ map[string]string, target RuntimeTarget, _ func(string)) error {
+	r.mu.Lock()
+	r.connectors[name] = target
+	r.mu.Unlock()
+	r.h.ConnectorState(name, stateFor(target), "")
+	return nil
+}
+
+func (r *recordRuntime) ConnectorTaskConfigs(_ context.Context, name string, maxTasks int) ([]map[string]string, error) {
+	out := make([]map[string]string, maxTasks)
+	for i := range out {
+		out[i] = map[string]string{"task.index": strconv.Itoa(i)}
+	}
+	return out, nil
+}
+
+func (r *recordRuntime) StopConnector(_ context.Context, name string) error {
+	r.mu.Lock()
+	delete(r.connectors, name)
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recordRuntime) StartTask(_ context.Context, id TaskID, _, taskProps map[string]string, target RuntimeTarget) error {
+	r.mu.Lock()
+	r.tasks[id] = maps.Clone(taskProps)
+	r.starts[id]++
+	r.mu.Unlock()
+	r.h.TaskState(id, stateFor(target), "")
+	return nil
+}
+
+func (r *recordRuntime) StopTasks(_ context.Context, ids []TaskID) error {
+	r.mu.Lock()
+	for _, id := range ids {
+		delete(r.tasks, id)
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recordRuntime) SetTargetState(_ context.Context, c string, target RuntimeTarget) error {
+	r.mu.Lock()
+	var ids []TaskID
+	for id := range r.tasks {
+		if id.Connector == c {
+			ids = append(ids, id)
+		}
+	}
+	_, conn := r.connectors[c]
+	if conn {
+		r.connectors[c] = target
+	}
+	r.mu.Unlock()
+	if conn {
+		r.h.ConnectorState(c, stateFor(target), "")
+	}
+	for _, id := range ids {
+		r.h.TaskState(id, stateFor(target), "")
+	}
+	return nil
+}
+
+func (r *recordRuntime) RestartTask(_ context.Context, id TaskID) error {
+	r.mu.Lock()
+	r.starts[id]++
+	r.mu.Unlock()
+	r.h.TaskState(id, StateRunning, "")
+	return nil
+}
+
+func (r *recordRuntime) FenceZombies(_ context.Context, c string, n int) error {
+	r.mu.Lock()
+	r.fenced[c] = append(r.fenced[c], n)
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recordRuntime) RunningTasks() []TaskID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []TaskID
+	for id := range r.tasks {
+		out = append(out, id)
+	}
+	return out
+}
+
+func (r *recordRuntime) running() map[TaskID]bool {
+	out := map[TaskID]bool{}
+	for _, id := range r.RunningTasks() {
+		out[id] = true
+	}
+	return out
+}
+
+// directClient hands task configs to the leader's herder in-process, in
+// place of the signed HTTP call.
+type directClient struct {
+	mu      sync.Mutex
+	byURL   map[string]*Herder
+	refused int
+}
+
+func (d *directClient) PutTaskConfigs(ctx context.Context, leaderURL, c string, configs []map[string]string, _ *SessionKey) error {
+	d.mu.Lock()
+	h := d.byURL[leaderURL]
+	d.mu.Unlock()
+	if h == nil {
+		return fmt.Errorf("no worker at %s", leaderURL)
+	}
+	return h.PutTaskConfigs(ctx, c, configs)
+}
+
+type cluster struct {
+	t       *testing.T
+	base    Config
+	client  *directClient
+	herders []*Herder
+	rts     []*recordRuntime
+}
+
+func newCluster(t *testing.T, eos bool) *cluster {
+	bootstrap := kafkatest.Bootstrap(t)
+	group := kafkatest.UniqueName(t, "g")
+	admin := kafkatest.Admin(t)
+	cfg := Config{
+		GroupID:                 group,
+		BootstrapServers:        bootstrap,
+		ConfigTopic:             group + "-configs",
+		StatusTopic:             group + "-status",
+		OffsetsTopic:            group + "-offsets",
+		SessionTimeout:          6 * time.Second,
+		HeartbeatInterval:       time.Second,
+		TaskShutdownTimeout:     2 * time.Second,
+		MembershipPoll:          500 * time.Millisecond,
+		ExactlyOnceSource:       eos,
+		TopicTracking:           true,
+		TopicTrackingAllowReset: true,
+		TypeOf: func(class string) ConnectorType {
+			if class == "Sink" {
+				return TypeSink
+			}
+			return TypeSource
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := EnsureTopics(ctx, admin, slog.Default(),
+		TopicSpec{Purpose: "config", Key: "config.storage.topic", Name: cfg.ConfigTopic, Partitions: 1, ReplicationFactor: 1, ExactPartitions: 1},
+		TopicSpec{Purpose: "status", Key: "status.storage.topic", Name: cfg.StatusTopic, Partitions: 5, ReplicationFactor: 1},
+		TopicSpec{Purpose: "offsets", Key: "offset.storage.topic", Name: cfg.OffsetsTopic, Partitions: 5, ReplicationFactor: 1},
+	); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kafkatest.DeleteTopics(t, cfg.ConfigTopic, cfg.StatusTopic, cfg.OffsetsTopic) })
+	return &cluster{t: t, base: cfg, client: &directClient{byURL: map[string]*Herder{}}}
+}
+
+func testLogger(t *testing.T, name string) *slog.Logger {
+	if os.Getenv("HERDER_TEST_LOGS") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("w", name)
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// add starts one more worker.
+func (c *cluster) add() (*Herder, *recordRuntime) {
+	c.t.Helper()
+	i := len(c.herders)
+	cfg := c.base
+	cfg.WorkerURL = fmt.Sprintf("http://127.0.0.1:%d", 18000+i)
+	cfg.Logger = testLogger(c.t, strconv.Itoa(i))
+	rt := newRecordRuntime()
+	h, err := New(cfg, rt, c.client)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	rt.h = h
+	c.client.mu.Lock()
+	c.client.byURL[cfg.WorkerURL] = h
+	c.client.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := h.Start(ctx); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		h.Stop(ctx)
+	})
+	c.herders = append(c.herders, h)
+	c.rts = append(c.rts, rt)
+	return h, rt
+}
+
+func (c *cluster) leader() *Herder {
+	for _, h := range c.herders {
+		if h.IsLeader() {
+			return h
+		}
+	}
+	return nil
+}
+
+func (c *cluster) waitLeader() *Herder {
+	c.t.Helper()
+	var l *Herder
+	kafkatest.Eventually(c.t, 30*time.Second, func() (bool, string) {
+		l = c.leader()
+		return l != nil, "no leader"
+	})
+	return l
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestClusterInProcAssignsAndRebalances(t *testing.T) {
+	c := newCluster(t, false)
+	c.add()
+	c.add()
+	c.add()
+	l := c.waitLeader()
+	ctx := ctxT(t)
+	info, created, err := l.PutConnectorConfig(ctx, "c1", map[string]string{"connector.class": "Source", "tasks.max": "6"}, false, "")
+	if err != nil || !created || info.Name != "c1" {
+		t.Fatalf("create: %v %v %+v", err, created, info)
+	}
+	// 6 tasks spread 2/2/2, all RUNNING in the status topic.
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+		counts := ""
+		for _, rt := range c.rts {
+			n := len(rt.running())
+			counts += strconv.Itoa(n) + " "
+			if n != 2 {
+				return false, "task counts " + counts
+			}
+		}
+		st, err := c.herders[1].ConnectorStatus(ctx, "c1")
+		if err != nil || len(st.Tasks) != 6 {
+			return false, fmt.Sprintf("status %+v %v", st, err)
+		}
+		for _, ts := range st.Tasks {
+			if ts.State != StateRunning {
+				return false, fmt.Sprintf("task %d %s", ts.ID, ts.State)
+			}
+		}
+		return true, ""
+	})
+
+	// A fourth worker takes a fair share; tasks that stay are not
+	// restarted.
+	before := map[TaskID]int{}
+	for _, rt := range c.rts {
+		rt.mu.Lock()
+		maps.Copy(before, rt.starts)
+		rt.mu.Unlock()
+	}
+	_, rt4 := c.add()
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+		n := len(rt4.running())
+		total := 0
+		for _, rt := range c.rts {
+			total += len(rt.running())
+		}
+		return n >= 1 && total == 6, fmt.Sprintf("new worker runs %d, total %d", n, total)
+	})
+	restarted := 0
+	for _, rt := range c.rts[:3] {
+		rt.mu.Lock()
+		for id := range rt.tasks {
+			if rt.starts[id] != before[id] {
+				restarted++
+			}
+		}
+		rt.mu.Unlock()
+	}
+	if restarted != 0 {
+		t.Fatalf("%d unaffected tasks were restarted by the join", restarted)
+	}
+
+	// A worker leaves gracefully: its tasks run elsewhere at once.
+	ctxStop, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	gone := c.herders[1]
+	if err := gone.Stop(ctxStop); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, 20*time.Second, func() (bool, string) {
+		total := 0
+		for i, rt := range c.rts {
+			if i != 1 {
+				total += len(rt.running())
+			}
+		}
+		return total == 6, fmt.Sprintf("%d tasks on the remaining workers", total)
+	})
+}
+
+func TestClusterInProcConfigLifecycle(t *testing.T) {
+	c := newCluster(t, true)
+	h0, _ := c.add()
+	h1, rt1 := c.add()
+	l := c.waitLeader()
+	other := h0
+	if l == h0 {
+		other = h1
+	}
+	ctx := ctxT(t)
+
+	// A non-leader sends writes to the leader.
+	_, _, err := other.PutConnectorConfig(ctx, "c", map[string]string{"connector.class": "Source", "tasks.max": "2"}, false, "")
+	nl, ok := err.(*NotLeaderError)
+	if !ok || nl.LeaderURL != l.cfg.WorkerURL {
+		t.Fatalf("non-leader write: %v, want NotLeaderError for %s", err, l.cfg.WorkerURL)
+	}
+	if _, _, err := l.PutConnectorConfig(ctx, "c", map[string]string{"connector.class": "Source", "tasks.max": "2"}, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := l.PutConnectorConfig(ctx, "c", map[string]string{"connector.class": "Source"}, false, ""); err == nil {
+		t.Fatal("second create succeeded")
+	} else if _, ok := err.(*AlreadyExistsError); !ok {
+		t.Fatalf("second create: %T %v", err, err)
+	}
+	if _, _, err := l.PutConnectorConfig(ctx, "bad", map[string]string{"connector.class": "Source", "tasks.max": "0"}, false, ""); err == nil {
+		t.Fatal("invalid config accepted")
+	} else if br, ok := err.(*BadRequestError); !ok {
+		t.Fatalf("invalid config: %T %v", err, err)
+	} else if want := "tasks.max: Invalid value 0"; !strings.Contains(br.Msg, want) {
+		t.Fatalf("message %q does not name the key", br.Msg)
+	}
+	waitTasks := func(n int) {
+		t.Helper()
+		kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+			got := 0
+			for _, h := range []*Herder{h0, h1} {
+				ti, err := h.TaskConfigs(ctx, "c")
+				if err != nil || len(ti) != n {
+					return false, fmt.Sprintf("task configs %d %v", len(ti), err)
+				}
+			}
+			for _, rt := range c.rts {
+				got += len(rt.running())
+			}
+			return got == n, fmt.Sprintf("%d tasks running", got)
+		})
+	}
+	waitTasks(2)
+	// First generation: no previous tasks to fence.
+	fenced := func() []int {
+		var all []int
+		for _, rt := range c.rts {
+			rt.mu.Lock()
+			all = append(all, rt.fenced["c"]...)
+			rt.mu.Unlock()
+		}
+		return all
+	}
+	if f := fenced(); len(f) != 0 {
+		t.Fatalf("first generation fenced %v", f)
+	}
+
+	// Update: 3 tasks; the leader fences the 2 previous task producers
+	// before the new generation.
+	if _, _, err := l.PutConnectorConfig(ctx, "c", map[string]string{"connector.class": "Source", "tasks.max": "3"}, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitTasks(3)
+	if f := fenced(); len(f) != 1 || f[0] != 2 {
+		t.Fatalf("fenced %v, want [2]", f)
+	}
+	if n, ok := l.configs.Snapshot().Fencing("c"); !ok || n != 3 {
+		t.Fatalf("tasks-fencing record %d %v, want 3", n, ok)
+	}
+
+	// Pause from a non-leader: tasks pause.
+	if err := other.PauseConnector(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, 20*time.Second, func() (bool, string) {
+		st, err := h1.ConnectorStatus(ctx, "c")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, ts := range st.Tasks {
+			if ts.State != StatePaused {
+				return false, fmt.Sprintf("%+v", st)
+			}
+		}
+		return len(st.Tasks) == 3 && st.Connector.State == StatePaused, fmt.Sprintf("%+v", st)
+	})
+	// Stop: no tasks, connector STOPPED.
+	if err := l.StopConnector(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitTasks(0)
+	kafkatest.Eventually(t, 20*time.Second, func() (bool, string) {
+		st, err := h0.ConnectorStatus(ctx, "c")
+		return err == nil && st.Connector.State == StateStopped && len(st.Tasks) == 0, fmt.Sprintf("%+v %v", st, err)
+	})
+	// Resume from STOPPED: tasks come back; the 3 producers of the last
+	// started generation are fenced first.
+	if err := other.ResumeConnector(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitTasks(3)
+	if f := fenced(); len(f) != 2 || f[1] != 3 {
+		t.Fatalf("fenced %v, want [2 3]", f)
+	}
+
+	// Restart with includeTasks: every task restarts once.
+	before := map[TaskID]int{}
+	for _, rt := range c.rts {
+		rt.mu.Lock()
+		maps.Copy(before, rt.starts)
+		rt.mu.Unlock()
+	}
+	plan, err := l.RestartConnector(ctx, "c", true, false)
+	if err != nil || plan == nil || plan.Connector.State != StateRestarting || len(plan.Tasks) != 3 {
+		t.Fatalf("restart plan %+v %v", plan, err)
+	}
+	kafkatest.Eventually(t, 20*time.Second, func() (bool, string) {
+		n := 0
+		for _, rt := range c.rts {
+			rt.mu.Lock()
+			for id, s := range rt.starts {
+				if id.Connector == "c" && s > before[id] {
+					n++
+				}
+			}
+			rt.mu.Unlock()
+		}
+		return n == 3, fmt.Sprintf("%d tasks restarted", n)
+	})
+
+	// Delete: config, tasks and statuses disappear everywhere.
+	if err := other.DeleteConnector(ctx, "c"); err == nil {
+		t.Fatal("delete on a non-leader did not ask for forwarding")
+	}
+	if err := l.DeleteConnector(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, 20*time.Second, func() (bool, string) {
+		for _, h := range []*Herder{h0, h1} {
+			if names, _ := h.Connectors(ctx); len(names) != 0 {
+				return false, fmt.Sprintf("connectors %v", names)
+			}
+			if _, err := h.ConnectorStatus(ctx, "c"); err == nil {
+				return false, "status still there"
+			}
+		}
+		return len(rt1.running()) == 0, "tasks still running"
+	})
+	if _, err := l.ConnectorInfo(ctx, "c"); err == nil {
+		t.Fatal("deleted connector still has info")
+	} else if _, ok := err.(*NotFoundError); !ok {
+		t.Fatalf("%T %v", err, err)
+	}
+}
+
+// A leader whose transactional producer is fenced (here by another client
+// initialising the same transactional.id, as a new leader would) must not
+// get any write through with it, must step down, rejoin and lead again.
+func TestClusterInProcFencedLeaderStepsDown(t *testing.T) {
+	c := newCluster(t, false)
+	c.add()
+	c.add()
+	l := c.waitLeader()
+	ctx := ctxT(t)
+	if _, _, err := l.PutConnectorConfig(ctx, "a", map[string]string{"connector.class": "Source", "tasks.max": "1"}, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	usurper, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": c.base.BootstrapServers, "transactional.id": TransactionalID(c.base.GroupID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer usurper.Close()
+	if err := usurper.InitTransactions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The deposed leader's next write fails with a fence, not silently.
+	_, _, err = l.PutConnectorConfig(ctx, "b", map[string]string{"connector.class": "Source", "tasks.max": "1"}, false, "")
+	if err == nil {
+		t.Fatal("a fenced leader's write succeeded")
+	}
+	t.Logf("write after fence: %v", err)
+	if l.configs.Snapshot().Contains("b") {
+		t.Fatal("the fenced write became visible")
+	}
+	// The cluster recovers: some worker leads again (after rejoining) and
+	// writes go through.
+	kafkatest.Eventually(t, 40*time.Second, func() (bool, string) {
+		nl := c.leader()
+		if nl == nil {
+			return false, "no leader"
+		}
+		_, _, err := nl.PutConnectorConfig(ctx, "b", map[string]string{"connector.class": "Source", "tasks.max": "1"}, false, "")
+		return err == nil, fmt.Sprint(err)
+	})
+}

@@ -1,0 +1,206 @@
+package herder
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+// configLog reads the config topic (one partition, read_committed, from the
+// beginning) into Snapshots, and writes the records any worker may write
+// (target states). The leader's transactional writes go through leaderLog.
+type configLog struct {
+	log      *slog.Logger
+	topic    string
+	consumer *kafka.Consumer
+	producer *kafka.Producer
+
+	snap    atomic.Pointer[Snapshot]
+	changed *broadcast
+	// readErr is the last consumer error, for health reporting.
+	readErr atomic.Pointer[error]
+
+	wg       sync.WaitGroup
+	running  bool
+	pollDone chan struct{}
+}
+
+func (h *Herder) newConfigLog() (*configLog, error) {
+	base := h.cfg.GroupID + "-configs"
+	cons, err := kafka.NewConsumer(h.clientConfig(base+"-reader", kafka.ConfigMap{
+		// A group id is required by librdkafka even for manual
+		// assignment; nothing is ever committed under it.
+		"group.id":                 h.cfg.GroupID + "-config-reader",
+		"isolation.level":          "read_committed",
+		"enable.auto.commit":       false,
+		"enable.auto.offset.store": false,
+		"enable.partition.eof":     true,
+		"auto.offset.reset":        "earliest",
+		"fetch.wait.max.ms":        50,
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("config topic reader: %w", err)
+	}
+	prod, err := kafka.NewProducer(h.clientConfig(base, kafka.ConfigMap{
+		"enable.idempotence": true,
+		"acks":               "all",
+		"linger.ms":          0,
+	}))
+	if err != nil {
+		cons.Close()
+		return nil, fmt.Errorf("config topic writer: %w", err)
+	}
+	l := &configLog{
+		log:      h.log.With("component", "config-log"),
+		topic:    h.cfg.ConfigTopic,
+		consumer: cons,
+		producer: prod,
+		changed:  newBroadcast(),
+		pollDone: make(chan struct{}),
+	}
+	l.snap.Store(newSnapshot())
+	drainLogs(l.log, cons.Logs(), &l.wg)
+	drainLogs(l.log, prod.Logs(), &l.wg)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		for range prod.Events() {
+			// Delivery reports go to per-call channels; nothing else is
+			// expected here.
+		}
+	}()
+	return l, nil
+}
+
+// Snapshot returns the latest published snapshot.
+func (l *configLog) Snapshot() *Snapshot { return l.snap.Load() }
+
+// run reads the topic until ctx ends.
+func (l *configLog) run(ctx context.Context) error {
+	topic := l.topic
+	if err := l.consumer.Assign([]kafka.TopicPartition{{Topic: &topic, Partition: 0, Offset: kafka.OffsetBeginning}}); err != nil {
+		return fmt.Errorf("config topic %s: assign: %w", l.topic, err)
+	}
+	l.running = true
+	go func() {
+		defer close(l.pollDone)
+		var work *Snapshot // a private copy collecting one batch
+		batch := 0
+		for ctx.Err() == nil {
+			ev := l.consumer.Poll(100)
+			switch e := ev.(type) {
+			case *kafka.Message:
+				if work == nil {
+					work = l.snap.Load().clone()
+				}
+				work.apply(l.log, string(e.Key), e.Value, int64(e.TopicPartition.Offset))
+				// Publish in batches: keep applying while more records
+				// are immediately available (the end of the partition
+				// or a quiet poll publishes).
+				if batch++; batch < 500 {
+					continue
+				}
+			case kafka.PartitionEOF:
+				if work == nil && int64(e.Offset) > l.snap.Load().Offset {
+					// Control records (transaction markers) moved the
+					// end without delivering a record.
+					work = l.snap.Load().clone()
+				}
+				if work != nil && int64(e.Offset) > work.Offset {
+					work.Offset = int64(e.Offset)
+				}
+			case kafka.Error:
+				err := error(e)
+				l.readErr.Store(&err)
+				l.log.Warn("config topic reader error", "err", e)
+			}
+			if work != nil {
+				l.snap.Store(work)
+				work, batch = nil, 0
+				l.changed.Notify()
+			}
+		}
+	}()
+	return nil
+}
+
+// endOffset is the last stable offset of the config topic: what a
+// read_committed reader can reach now.
+func (l *configLog) endOffset(ctx context.Context) (int64, error) {
+	for {
+		_, hi, err := l.consumer.QueryWatermarkOffsets(l.topic, 0, 5000)
+		if err == nil {
+			return hi, nil
+		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("config topic %s end offset: %w", l.topic, err)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("config topic %s end offset: %w", l.topic, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// readToEnd waits until everything committed to the topic so far is in the
+// snapshot.
+func (l *configLog) readToEnd(ctx context.Context) (*Snapshot, error) {
+	end, err := l.endOffset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.waitFor(ctx, end)
+}
+
+// waitFor waits until the snapshot has read up to offset (exclusive).
+func (l *configLog) waitFor(ctx context.Context, offset int64) (*Snapshot, error) {
+	for {
+		ch := l.changed.C()
+		if s := l.snap.Load(); s.Offset >= offset {
+			return s, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("reading the config topic up to offset %d (at %d): %w", offset, l.snap.Load().Offset, ctx.Err())
+		}
+	}
+}
+
+// write sends non-privileged records and waits until they are read back.
+func (l *configLog) write(ctx context.Context, msgs ...*kafka.Message) (*Snapshot, error) {
+	for _, m := range msgs {
+		m.TopicPartition = kafka.TopicPartition{Topic: &l.topic, Partition: 0}
+	}
+	last, err := produceAll(ctx, l.producer, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("config topic %s: %w", l.topic, err)
+	}
+	return l.waitFor(ctx, last+1)
+}
+
+// close stops the reader (run's ctx must be done) and closes the clients.
+func (l *configLog) close() {
+	if l.running {
+		<-l.pollDone
+	}
+	l.producer.Flush(5000)
+	l.producer.Close()
+	l.consumer.Close()
+	l.wg.Wait()
+}
+
+// record builds a config-topic message; a nil value is a tombstone.
+func record(key string, value any) *kafka.Message {
+	m := &kafka.Message{Key: []byte(key)}
+	if value != nil {
+		m.Value = mustJSON(value)
+	}
+	return m
+}

@@ -1,0 +1,493 @@
+package herder
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+// sessionKeyAlgorithm is the inter-worker signing algorithm (Kafka's default).
+const sessionKeyAlgorithm = "HmacSHA256"
+
+// leader is the leader role of this worker. It is active only while this
+// worker's group member owns partition 0 and its transactional producer
+// (transactional.id connect-cluster-${group.id}) has been initialised: that
+// InitTransactions fences any previous leader, so at most one leader's
+// config-topic writes can commit. A leader that finds itself fenced steps
+// down and rejoins the group.
+type leader struct {
+	h   *Herder
+	log *slog.Logger
+
+	// mu serialises transactions and guards the fields below.
+	mu         sync.Mutex
+	producer   *kafka.Producer
+	wg         sync.WaitGroup
+	fencedAt   int64 // membership epoch when fenced; -1 when not fenced
+	revoking   map[item]revocation
+	departedAt map[string]time.Time
+	members    []string
+	membersAt  time.Time
+	membersEp  int64
+
+	active atomic.Bool
+	// wake is signalled when a leader-side request changed something the
+	// loop should look at.
+	wake chan struct{}
+}
+
+// revocation tracks an item being moved off a live worker: it is removed
+// from the worker in one assignment and given to its new owner only once
+// the old owner reported it stopped (or a timeout passed), so a task never
+// runs on two live workers at once.
+type revocation struct {
+	from, to string
+	gen      int32
+	deadline time.Time
+}
+
+func newLeader(h *Herder) *leader {
+	return &leader{
+		h:          h,
+		log:        h.log.With("component", "leader"),
+		fencedAt:   -1,
+		revoking:   map[item]revocation{},
+		departedAt: map[string]time.Time{},
+		wake:       make(chan struct{}, 1),
+	}
+}
+
+func (l *leader) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the leader loop: it claims leadership when the membership says
+// so, and keeps the assignment and session key up to date while leading.
+func (l *leader) run(ctx context.Context) {
+	m := l.h.member
+	tick := time.NewTicker(l.h.cfg.MembershipPoll)
+	defer tick.Stop()
+	var retry <-chan time.Time
+	for ctx.Err() == nil {
+		memCh := m.changed.C()
+		cfgCh := l.h.configs.changed.C()
+		var stCh <-chan struct{}
+		l.mu.Lock()
+		if len(l.revoking) > 0 {
+			stCh = l.h.statuses.changed.C()
+		}
+		l.mu.Unlock()
+
+		if err := l.step(ctx); err != nil && ctx.Err() == nil {
+			l.log.Warn("leader step failed; retrying", "err", err)
+			retry = time.After(500 * time.Millisecond)
+		}
+		select {
+		case <-ctx.Done():
+		case <-memCh:
+		case <-cfgCh:
+		case <-stCh:
+		case <-tick.C:
+		case <-retry:
+		case <-l.wake:
+		}
+	}
+	l.stepDown("worker stopping")
+}
+
+func (l *leader) step(ctx context.Context) error {
+	m := l.h.member
+	if !m.owner.Load() {
+		if l.active.Load() {
+			l.stepDown("the coordination partition moved to another worker")
+		}
+		return nil
+	}
+	if !l.active.Load() {
+		l.mu.Lock()
+		fenced := l.fencedAt >= 0 && l.fencedAt == m.epoch.Load()
+		l.mu.Unlock()
+		if fenced {
+			// Our view of the group is stale; wait for the rejoin.
+			return nil
+		}
+		if err := l.claim(ctx); err != nil {
+			return err
+		}
+	}
+	return l.reconcile(ctx)
+}
+
+// claim initialises the transactional producer (fencing any previous
+// leader) and reads the config topic to its end.
+func (l *leader) claim(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	start := time.Now()
+	p, err := kafka.NewProducer(l.h.clientConfig(l.h.cfg.GroupID+"-configs-leader", kafka.ConfigMap{
+		"transactional.id":       TransactionalID(l.h.cfg.GroupID),
+		"enable.idempotence":     true,
+		"acks":                   "all",
+		"linger.ms":              0,
+		"transaction.timeout.ms": 15000,
+	}))
+	if err != nil {
+		return fmt.Errorf("leader producer: %w", err)
+	}
+	drainLogs(l.log, p.Logs(), &l.wg)
+	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := p.InitTransactions(ictx); err != nil {
+		p.Close()
+		return fmt.Errorf("claiming the config topic (InitTransactions %s): %w", TransactionalID(l.h.cfg.GroupID), err)
+	}
+	if _, err := l.h.configs.readToEnd(ictx); err != nil {
+		p.Close()
+		return err
+	}
+	l.producer = p
+	l.fencedAt = -1
+	l.revoking = map[item]revocation{}
+	l.departedAt = map[string]time.Time{}
+	l.membersAt = time.Time{}
+	l.active.Store(true)
+	l.log.Info("leading the cluster", "group", l.h.cfg.GroupID, "claimed_in", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func (l *leader) stepDown(why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stepDownLocked(why)
+}
+
+func (l *leader) stepDownLocked(why string) {
+	if l.producer == nil {
+		return
+	}
+	l.active.Store(false)
+	l.log.Info("stepping down as leader", "reason", why)
+	l.producer.Close()
+	l.producer = nil
+	l.revoking = map[item]revocation{}
+}
+
+// fenced handles a fenced producer: step down, and rejoin the group so
+// that this worker learns who leads now.
+func (l *leader) fencedLocked(err error) {
+	l.log.Warn("this worker was fenced from the config topic by a newer leader", "err", err)
+	l.fencedAt = l.h.member.epoch.Load()
+	l.stepDownLocked("fenced by a newer leader")
+	l.h.member.requestRejoin()
+}
+
+// errNotLeading: the leader role is not active (any more).
+var errNotLeading = errors.New("not leading")
+
+// write commits msgs in one transaction and waits until this worker has
+// read them back. The caller holds l.mu.
+func (l *leader) writeLocked(ctx context.Context, msgs []*kafka.Message) (*Snapshot, error) {
+	if l.producer == nil {
+		return nil, errNotLeading
+	}
+	topic := l.h.cfg.ConfigTopic
+	for _, m := range msgs {
+		m.TopicPartition = kafka.TopicPartition{Topic: &topic, Partition: 0}
+	}
+	p := l.producer
+	if err := p.BeginTransaction(); err != nil {
+		if isFenced(err) {
+			l.fencedLocked(err)
+			return nil, errNotLeading
+		}
+		return nil, fmt.Errorf("begin transaction: %w", err)
+	}
+	last, err := produceAll(ctx, p, msgs)
+	if err == nil {
+		err = p.CommitTransaction(ctx)
+	}
+	if err != nil {
+		if isFenced(err) {
+			l.fencedLocked(err)
+			return nil, errNotLeading
+		}
+		actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if aerr := p.AbortTransaction(actx); aerr != nil {
+			if isFenced(aerr) {
+				l.fencedLocked(aerr)
+				return nil, errNotLeading
+			}
+			// The producer is in an unknown state: start over.
+			l.log.Warn("abort failed; re-claiming", "err", aerr)
+			l.stepDownLocked("transaction could not be aborted")
+		}
+		return nil, fmt.Errorf("config topic transaction: %w", err)
+	}
+	return l.h.configs.waitFor(ctx, last+1)
+}
+
+// privileged runs a leader-only change: under the transaction lock, with
+// the config topic read to its end, build computes the records from the
+// current snapshot (and may refuse with a typed error); they are written in
+// one transaction.
+func (l *leader) privileged(ctx context.Context, build func(s *Snapshot) ([]*kafka.Message, error)) (*Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.active.Load() {
+		return nil, errNotLeading
+	}
+	snap, err := l.h.configs.readToEnd(ctx)
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := build(snap)
+	if err != nil || len(msgs) == 0 {
+		return snap, err
+	}
+	snap, err = l.writeLocked(ctx, msgs)
+	if err == nil {
+		l.poke()
+	}
+	return snap, err
+}
+
+// liveMembers returns the group's members, refreshed at most every poll
+// interval unless the membership changed.
+func (l *leader) liveMembersLocked(ctx context.Context) ([]string, error) {
+	ep := l.h.member.epoch.Load()
+	if l.members != nil && ep == l.membersEp && time.Since(l.membersAt) < l.h.cfg.MembershipPoll {
+		return l.members, nil
+	}
+	urls, err := l.h.member.members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	self := l.h.cfg.WorkerURL
+	found := false
+	for _, u := range urls {
+		found = found || u == self
+	}
+	if !found {
+		// The coordinator may not list a member that is mid-rejoin;
+		// the leader is alive by definition.
+		urls = append(urls, self)
+	}
+	sortStrings(urls)
+	l.members, l.membersAt, l.membersEp = urls, time.Now(), ep
+	return urls, nil
+}
+
+// reconcile writes a new session key when needed and a new assignment when
+// the work or the members changed.
+func (l *leader) reconcile(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.active.Load() {
+		return nil
+	}
+	snap := l.h.configs.Snapshot()
+	now := time.Now()
+	var msgs []*kafka.Message
+	if k := snap.SessionKey(); k == nil || now.Sub(time.UnixMilli(k.Created)) >= l.h.cfg.SessionKeyTTL {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return fmt.Errorf("session key: %w", err)
+		}
+		msgs = append(msgs, record(keySessionKey, sessionKeyValue{Key: key, Algorithm: sessionKeyAlgorithm, Created: now.UnixMilli()}))
+	}
+	live, err := l.liveMembersLocked(ctx)
+	if err != nil {
+		return err
+	}
+	next, changed := l.computeLocked(snap, live, now)
+	if changed {
+		msgs = append(msgs, record(keyAssignment, next))
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if _, err := l.writeLocked(ctx, msgs); err != nil {
+		if errors.Is(err, errNotLeading) {
+			return nil
+		}
+		return err
+	}
+	if changed {
+		l.log.Info("assignment written", "generation", next.Generation, "workers", len(next.Workers), "revoking", len(l.revoking))
+	}
+	return nil
+}
+
+// computeLocked derives the next assignment from the current one. It
+// returns changed=false when the assignment would stay the same.
+func (l *leader) computeLocked(snap *Snapshot, live []string, now time.Time) (*Assignment, bool) {
+	cur := snap.Assignment()
+	prevOwners := ownersOf(cur)
+	isLive := map[string]bool{}
+	for _, w := range live {
+		isLive[w] = true
+	}
+
+	// Workers that left keep their work for scheduled.rebalance.max.delay.ms
+	// (0 by default: their work moves at once).
+	ghosts := map[string]bool{}
+	for _, w := range prevOwners {
+		if isLive[w] {
+			delete(l.departedAt, w)
+			continue
+		}
+		t, ok := l.departedAt[w]
+		if !ok {
+			t = now
+			l.departedAt[w] = t
+		}
+		if now.Sub(t) < l.h.cfg.ScheduledRebalanceMaxDelay {
+			ghosts[w] = true
+		}
+	}
+	for w := range l.departedAt {
+		if isLive[w] {
+			delete(l.departedAt, w)
+		}
+	}
+
+	items := itemsOf(snap)
+	exists := map[item]bool{}
+	virtual := map[item]string{}
+	var movable []item
+	for _, it := range items {
+		exists[it] = true
+		if w, ok := prevOwners[it]; ok && ghosts[w] {
+			continue
+		}
+		movable = append(movable, it)
+		if w, ok := prevOwners[it]; ok {
+			virtual[it] = w
+		} else if rv, ok := l.revoking[it]; ok {
+			virtual[it] = rv.to
+		}
+	}
+	for it := range l.revoking {
+		if !exists[it] {
+			delete(l.revoking, it)
+		}
+	}
+	target := balance(movable, live, virtual)
+
+	var gen int32 = 1
+	if cur != nil {
+		gen = cur.Generation + 1
+	}
+	final := map[item]string{}
+	for _, it := range items {
+		from, had := prevOwners[it]
+		if had && ghosts[from] {
+			final[it] = from
+			continue
+		}
+		to, ok := target[it]
+		if !ok {
+			continue // no live workers
+		}
+		switch {
+		case had && from == to:
+			final[it] = to
+		case had && isLive[from]:
+			// Phase one of a move: take it away from its live owner.
+			l.revoking[it] = revocation{from: from, to: to, gen: gen, deadline: now.Add(l.h.releaseTimeout())}
+		case !had:
+			if rv, ok := l.revoking[it]; ok {
+				if !isLive[rv.from] || now.After(rv.deadline) || l.released(it, rv) {
+					if now.After(rv.deadline) && isLive[rv.from] {
+						l.log.Warn("worker did not report a revoked item stopped in time; reassigning it anyway",
+							"item", itemString(it), "from", rv.from, "to", to)
+					}
+					delete(l.revoking, it)
+					final[it] = to
+				} else {
+					rv.to = to
+					l.revoking[it] = rv
+				}
+			} else {
+				final[it] = to
+			}
+		default:
+			// Its owner left the group: move it now.
+			final[it] = to
+		}
+	}
+
+	workers := append([]string(nil), live...)
+	for w := range ghosts {
+		workers = append(workers, w)
+	}
+	sortStrings(workers)
+	next := &Assignment{
+		Version:    assignmentVersion,
+		Generation: gen,
+		Leader:     l.h.cfg.WorkerURL,
+		Workers:    buildAssignment(final, workers),
+	}
+	if cur != nil && cur.Leader == next.Leader && reflect.DeepEqual(normalizeWorkers(cur.Workers), normalizeWorkers(next.Workers)) {
+		return cur, false
+	}
+	return next, true
+}
+
+// released reports whether the item's previous owner has stopped it: its
+// status, written by that worker at the revoking generation or later, says
+// UNASSIGNED.
+func (l *leader) released(it item, rv revocation) bool {
+	var st Status
+	var ok bool
+	if isConnector(it) {
+		st, ok = l.h.statuses.connector(it.Connector)
+	} else {
+		st, ok = l.h.statuses.task(it)
+	}
+	return ok && st.WorkerID == WorkerID(rv.from) && st.Generation >= rv.gen && st.State == StateUnassigned
+}
+
+func normalizeWorkers(ws map[string]WorkerAssignment) map[string]WorkerAssignment {
+	out := make(map[string]WorkerAssignment, len(ws))
+	for k, w := range ws {
+		n := WorkerAssignment{Connectors: w.Connectors, Tasks: maps.Clone(w.Tasks)}
+		if n.Connectors == nil {
+			n.Connectors = []string{}
+		}
+		if n.Tasks == nil {
+			n.Tasks = map[string][]int{}
+		}
+		for c, ts := range n.Tasks {
+			if len(ts) == 0 {
+				delete(n.Tasks, c)
+			}
+		}
+		out[k] = n
+	}
+	return out
+}
+
+func itemString(it item) string {
+	if isConnector(it) {
+		return "connector " + it.Connector
+	}
+	return "task " + it.String()
+}
+
+// TransactionalID is the leader's config-topic transactional.id, as Kafka
+// Connect names it.
+func TransactionalID(groupID string) string { return "connect-cluster-" + groupID }

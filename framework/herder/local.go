@@ -1,0 +1,573 @@
+package herder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// local applies this worker's share of the assignment to the runtime: it
+// starts and stops connectors and tasks, follows target states and restart
+// requests, and has the connectors it runs generate task configs, which it
+// sends to the leader.
+type local struct {
+	h   *Herder
+	log *slog.Logger
+
+	// gen is the generation of the assignment applied last; status
+	// records carry it.
+	gen atomic.Int32
+	// mine is this worker's share of that assignment.
+	mine atomic.Pointer[WorkerAssignment]
+
+	// Owned by the loop goroutine.
+	connectors  map[string]*localConnector
+	tasks       map[ConnectorTaskID]*localTask
+	targets     map[string]TargetState // target applied per connector
+	restartSeen map[string]int64
+
+	// reconf holds each running connector's task-config request channel;
+	// the runtime's reconfiguration callback reaches it from other
+	// goroutines.
+	mu     sync.Mutex
+	reconf map[string]chan struct{}
+
+	wake  chan struct{}
+	pings chan chan struct{}
+	calls chan loopCall
+	loops sync.WaitGroup
+}
+
+type loopCall struct {
+	fn   func(ctx context.Context)
+	done chan struct{}
+}
+
+type localConnector struct {
+	configOffset int64
+	target       TargetState
+	reconfigure  chan struct{} // cap 1: a task-config generation is wanted
+	cancel       context.CancelFunc
+	done         chan struct{}
+}
+
+type localTask struct {
+	taskGen int64
+}
+
+func newLocal(h *Herder) *local {
+	l := &local{
+		h:           h,
+		log:         h.log.With("component", "local"),
+		connectors:  map[string]*localConnector{},
+		tasks:       map[ConnectorTaskID]*localTask{},
+		targets:     map[string]TargetState{},
+		restartSeen: map[string]int64{},
+		reconf:      map[string]chan struct{}{},
+		wake:        make(chan struct{}, 1),
+		pings:       make(chan chan struct{}),
+		calls:       make(chan loopCall),
+	}
+	l.mine.Store(&WorkerAssignment{})
+	return l
+}
+
+func (l *local) poke() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run applies assignments until ctx ends, then stops everything this
+// worker runs.
+func (l *local) run(ctx context.Context, initial *Snapshot) {
+	// Restart requests written before this worker started are history.
+	for c, r := range initial.restarts {
+		l.restartSeen[c] = r.offset
+	}
+	resync := time.NewTicker(5 * time.Second)
+	defer resync.Stop()
+	for ctx.Err() == nil {
+		ch := l.h.configs.changed.C()
+		l.reconcile(ctx, l.h.configs.Snapshot())
+		select {
+		case <-ctx.Done():
+		case <-ch:
+		case <-l.wake:
+		case <-resync.C:
+		case p := <-l.pings:
+			close(p)
+		case c := <-l.calls:
+			c.fn(ctx)
+			close(c.done)
+		}
+	}
+}
+
+// ping waits until the loop is responsive (for the health check).
+func (l *local) ping(ctx context.Context) error {
+	p := make(chan struct{})
+	select {
+	case l.pings <- p:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-p:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runOnLoop runs fn on the loop goroutine, which owns the local state.
+func (l *local) runOnLoop(ctx context.Context, fn func(ctx context.Context)) error {
+	c := loopCall{fn: fn, done: make(chan struct{})}
+	select {
+	case l.calls <- c:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
+	self := l.h.cfg.WorkerURL
+	a := snap.Assignment()
+	var mine WorkerAssignment
+	var gen int32
+	if a != nil {
+		mine = a.Workers[self]
+		gen = a.Generation
+	}
+	l.gen.Store(gen)
+	l.mine.Store(&mine)
+
+	wantConn := map[string]bool{}
+	for _, c := range mine.Connectors {
+		if snap.Contains(c) {
+			wantConn[c] = true
+		}
+	}
+	wantTask := map[ConnectorTaskID]bool{}
+	for _, id := range mine.TaskIDs() {
+		if id.Task < snap.TaskCount(id.Connector) {
+			wantTask[id] = true
+		}
+	}
+
+	// 1. Stop tasks that are no longer ours or whose configs changed.
+	var stop []ConnectorTaskID
+	var released []ConnectorTaskID
+	for id, t := range l.tasks {
+		switch {
+		case !wantTask[id]:
+			stop = append(stop, id)
+			if _, owned := a.OwnerOfTask(id); !owned && snap.Contains(id.Connector) && id.Task < snap.TaskCount(id.Connector) {
+				released = append(released, id)
+			}
+		case t.taskGen != snap.TaskGeneration(id.Connector):
+			stop = append(stop, id)
+		}
+	}
+	if len(stop) > 0 {
+		sortTaskIDs(stop)
+		l.log.Info("stopping tasks", "tasks", taskList(stop), "generation", gen)
+		ids := make([]TaskID, len(stop))
+		for i, id := range stop {
+			ids[i] = toRuntimeID(id)
+		}
+		if err := l.h.rt.StopTasks(ctx, ids); err != nil {
+			l.log.Warn("stopping tasks reported an error", "err", err)
+		}
+		for _, id := range stop {
+			delete(l.tasks, id)
+		}
+		for _, id := range released {
+			l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
+		}
+	}
+
+	// 2. Stop connectors that are no longer ours or whose config changed.
+	for name, c := range l.connectors {
+		if wantConn[name] && c.configOffset == snap.ConfigOffset(name) {
+			continue
+		}
+		l.stopConnector(ctx, name)
+		if _, owned := a.OwnerOfConnector(name); !owned && snap.Contains(name) {
+			l.h.statuses.putConnector(name, l.status(StateUnassigned, ""))
+		}
+	}
+	for c := range l.targets {
+		if !l.runsAny(c) {
+			delete(l.targets, c)
+		}
+	}
+
+	// 3. Follow target-state changes of what keeps running.
+	for c, applied := range l.targets {
+		if want := snap.Target(c); want != applied {
+			l.log.Info("changing target state", "connector", c, "from", applied, "to", want)
+			if err := l.h.rt.SetTargetState(ctx, c, RuntimeTarget(want)); err != nil {
+				l.log.Warn("setting the target state failed", "connector", c, "target", want, "err", err)
+				continue
+			}
+			l.targets[c] = want
+			if lc, ok := l.connectors[c]; ok {
+				lc.target = want
+				if want == TargetStarted {
+					l.requestTaskConfigs(c)
+				}
+			}
+		}
+	}
+
+	// 4. Start connectors newly ours.
+	for _, name := range sortedKeys(wantConn) {
+		if _, running := l.connectors[name]; running {
+			if snap.TaskConfigsStale(name) && snap.Target(name) == TargetStarted {
+				l.requestTaskConfigs(name)
+			}
+			continue
+		}
+		l.startConnector(ctx, snap, name)
+	}
+
+	// 5. Start tasks newly ours.
+	var start []ConnectorTaskID
+	for id := range wantTask {
+		if _, running := l.tasks[id]; !running {
+			start = append(start, id)
+		}
+	}
+	sortTaskIDs(start)
+	for _, id := range start {
+		l.startTask(ctx, snap, id)
+	}
+
+	// 6. Restart requests.
+	for _, c := range sortedKeys(snap.restarts) {
+		r := snap.restarts[c]
+		if r.offset <= l.restartSeen[c] {
+			continue
+		}
+		l.restartSeen[c] = r.offset
+		l.restart(ctx, snap, c, r.req)
+	}
+}
+
+func (l *local) runsAny(c string) bool {
+	if _, ok := l.connectors[c]; ok {
+		return true
+	}
+	for id := range l.tasks {
+		if id.Connector == c {
+			return true
+		}
+	}
+	return false
+}
+
+// status builds a status record of this worker at the applied generation.
+func (l *local) status(state, trace string) Status {
+	return Status{State: state, Trace: trace, WorkerID: l.h.workerID, Generation: l.gen.Load()}
+}
+
+func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string) {
+	raw, _ := snap.ConnectorConfig(name)
+	target := snap.Target(name)
+	lc := &localConnector{
+		configOffset: snap.ConfigOffset(name),
+		target:       target,
+		reconfigure:  make(chan struct{}, 1),
+		done:         make(chan struct{}),
+	}
+	l.connectors[name] = lc
+	l.targets[name] = target
+	l.mu.Lock()
+	l.reconf[name] = lc.reconfigure
+	l.mu.Unlock()
+	gctx, cancel := context.WithCancel(ctx)
+	lc.cancel = cancel
+	l.loops.Add(1)
+	go func() {
+		defer l.loops.Done()
+		defer close(lc.done)
+		l.taskConfigLoop(gctx, name, lc.reconfigure)
+	}()
+
+	resolved, err := l.h.resolve(raw)
+	if err != nil {
+		l.log.Error("cannot resolve the connector's config placeholders", "connector", name, "err", err)
+		l.h.statuses.putConnector(name, l.status(StateFailed, err.Error()))
+		return
+	}
+	l.log.Info("starting connector", "connector", name, "target", target)
+	onReconfigure := func(string) { l.requestTaskConfigs(name) }
+	if err := l.h.rt.StartConnector(ctx, name, resolved, RuntimeTarget(target), onReconfigure); err != nil {
+		l.log.Error("starting the connector failed", "connector", name, "err", err)
+		l.h.statuses.putConnector(name, l.status(StateFailed, err.Error()))
+		return
+	}
+	if target == TargetStarted {
+		l.requestTaskConfigs(name)
+	}
+}
+
+func (l *local) stopConnector(ctx context.Context, name string) {
+	lc, ok := l.connectors[name]
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	delete(l.reconf, name)
+	l.mu.Unlock()
+	lc.cancel()
+	<-lc.done
+	l.log.Info("stopping connector", "connector", name)
+	if err := l.h.rt.StopConnector(ctx, name); err != nil {
+		l.log.Warn("stopping the connector reported an error", "connector", name, "err", err)
+	}
+	delete(l.connectors, name)
+}
+
+// requestTaskConfigs asks the connector's task-config loop for a new round.
+// It is safe to call from any goroutine (the runtime calls it when the
+// connector requests reconfiguration).
+func (l *local) requestTaskConfigs(name string) {
+	l.mu.Lock()
+	ch := l.reconf[name]
+	l.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// taskConfigLoop generates the connector's task configs when asked and
+// sends them to the leader, retrying with backoff until the leader took
+// them or the connector stops here.
+func (l *local) taskConfigLoop(ctx context.Context, name string, want <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-want:
+		}
+		backoff := 250 * time.Millisecond
+		for {
+			err := l.generateTaskConfigs(ctx, name)
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			l.log.Warn("sending task configs to the leader failed; retrying", "connector", name, "in", backoff, "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 10*time.Second)
+		}
+	}
+}
+
+// errTooManyTasks: the connector returned more task configs than tasks.max.
+var errTooManyTasks = errors.New("more task configs than tasks.max")
+
+func (l *local) generateTaskConfigs(ctx context.Context, name string) error {
+	snap := l.h.configs.Snapshot()
+	raw, ok := snap.ConnectorConfig(name)
+	if !ok || snap.Target(name) != TargetStarted {
+		return nil
+	}
+	resolved, err := l.h.resolve(raw)
+	if err != nil {
+		return nil // reported when the connector started
+	}
+	maxTasks := 1
+	if v, ok := resolved["tasks.max"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			l.h.statuses.putConnector(name, l.status(StateFailed, fmt.Sprintf("invalid tasks.max %q: must be an integer >= 1", v)))
+			return nil
+		}
+		maxTasks = n
+	}
+	configs, err := l.h.rt.ConnectorTaskConfigs(ctx, name, maxTasks)
+	if err != nil {
+		return fmt.Errorf("generating task configs: %w", err)
+	}
+	if len(configs) > maxTasks {
+		msg := fmt.Sprintf("connector %s generated %d task configs, more than tasks.max=%d", name, len(configs), maxTasks)
+		l.log.Error(msg, "connector", name)
+		l.h.statuses.putConnector(name, l.status(StateFailed, fmt.Errorf("%s: %w", msg, errTooManyTasks).Error()))
+		return nil
+	}
+	configs = reverseTransform(raw, resolved, configs)
+	if !snap.TaskConfigsStale(name) && equalTaskConfigs(configs, snap.TaskConfigs(name)) {
+		return nil
+	}
+	l.log.Info("sending task configs to the leader", "connector", name, "tasks", len(configs))
+	return l.h.sendTaskConfigs(ctx, name, configs)
+}
+
+func (l *local) startTask(ctx context.Context, snap *Snapshot, id ConnectorTaskID) {
+	rawConn, _ := snap.ConnectorConfig(id.Connector)
+	rawTask := snap.TaskConfigs(id.Connector)[id.Task]
+	target := snap.Target(id.Connector)
+	l.tasks[id] = &localTask{taskGen: snap.TaskGeneration(id.Connector)}
+	l.targets[id.Connector] = target
+	conn, err := l.h.resolve(rawConn)
+	if err == nil {
+		var task map[string]string
+		task, err = l.h.resolve(rawTask)
+		if err == nil {
+			l.log.Info("starting task", "connector", id.Connector, "task", id.Task, "target", target)
+			if err = l.h.rt.StartTask(ctx, toRuntimeID(id), conn, task, RuntimeTarget(target)); err == nil {
+				return
+			}
+		}
+	}
+	l.log.Error("starting the task failed", "connector", id.Connector, "task", id.Task, "err", err)
+	l.h.statuses.putTask(id, l.status(StateFailed, err.Error()))
+}
+
+// restart carries out a restart request for what runs here.
+func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req RestartRequest) {
+	if _, ok := l.connectors[c]; ok {
+		st, _ := l.h.statuses.connector(c)
+		if !req.OnlyFailed || st.State == StateFailed {
+			l.log.Info("restarting connector", "connector", c)
+			l.h.statuses.putConnector(c, l.status(StateRestarting, ""))
+			l.stopConnector(ctx, c)
+			l.startConnector(ctx, snap, c)
+		}
+	}
+	if !req.IncludeTasks {
+		return
+	}
+	var ids []ConnectorTaskID
+	for id := range l.tasks {
+		if id.Connector == c {
+			ids = append(ids, id)
+		}
+	}
+	sortTaskIDs(ids)
+	for _, id := range ids {
+		st, _ := l.h.statuses.task(id)
+		if req.OnlyFailed && st.State != StateFailed {
+			continue
+		}
+		l.log.Info("restarting task", "connector", c, "task", id.Task)
+		l.h.statuses.putTask(id, l.status(StateRestarting, ""))
+		if err := l.h.rt.RestartTask(ctx, toRuntimeID(id)); err != nil {
+			l.log.Error("restarting the task failed", "connector", c, "task", id.Task, "err", err)
+		}
+	}
+}
+
+// restartConnectorNow restarts a connector this worker runs (the
+// synchronous form of POST /connectors/{c}/restart).
+func (l *local) restartConnectorNow(ctx context.Context, snap *Snapshot, c string) {
+	if _, ok := l.connectors[c]; !ok {
+		return
+	}
+	l.stopConnector(ctx, c)
+	l.startConnector(ctx, snap, c)
+}
+
+// stopAll stops everything this worker runs (graceful shutdown). The
+// statuses say UNASSIGNED, as Kafka Connect's do after a clean stop.
+func (l *local) stopAll(ctx context.Context) {
+	var ids []TaskID
+	var cids []ConnectorTaskID
+	for id := range l.tasks {
+		ids = append(ids, toRuntimeID(id))
+		cids = append(cids, id)
+	}
+	if len(ids) > 0 {
+		l.log.Info("stopping all tasks", "tasks", len(ids))
+		if err := l.h.rt.StopTasks(ctx, ids); err != nil {
+			l.log.Warn("stopping tasks reported an error", "err", err)
+		}
+	}
+	for _, name := range sortedKeys(l.connectors) {
+		l.stopConnector(ctx, name)
+		l.h.statuses.putConnector(name, l.status(StateUnassigned, ""))
+	}
+	for _, id := range cids {
+		l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
+	}
+	l.tasks = map[ConnectorTaskID]*localTask{}
+	l.loops.Wait()
+}
+
+// owns reports whether the applied assignment gives the item to this
+// worker.
+func (l *local) owns(it item) bool {
+	mine := l.mine.Load()
+	if isConnector(it) {
+		for _, c := range mine.Connectors {
+			if c == it.Connector {
+				return true
+			}
+		}
+		return false
+	}
+	for _, n := range mine.Tasks[it.Connector] {
+		if n == it.Task {
+			return true
+		}
+	}
+	return false
+}
+
+func equalTaskConfigs(a, b []map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !maps.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func taskList(ids []ConnectorTaskID) string {
+	s := ""
+	for i, id := range ids {
+		if i > 0 {
+			s += ","
+		}
+		s += id.String()
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

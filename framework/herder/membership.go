@@ -1,0 +1,213 @@
+package herder
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+)
+
+// membership keeps this worker in the cluster's consumer group. The group
+// is subscribed to the one-partition config topic with fetching paused: it
+// exists only so that Kafka's group coordinator tracks which workers are
+// alive (session timeout) and picks one of them, the owner of partition 0,
+// as the leader. The member's client.id is the worker's REST URL, which the
+// leader reads back with DescribeConsumerGroups.
+type membership struct {
+	log      *slog.Logger
+	group    string
+	topic    string
+	url      string
+	consumer *kafka.Consumer
+	admin    *kafka.AdminClient
+
+	// owner: this member currently holds partition 0.
+	owner atomic.Bool
+	// epoch counts assignment changes; the leader re-claims only after a
+	// fresh one (see leader.run).
+	epoch   atomic.Int64
+	joined  atomic.Bool
+	changed *broadcast
+	rejoin  chan struct{}
+
+	wg       sync.WaitGroup
+	running  bool
+	pollDone chan struct{}
+}
+
+func (h *Herder) newMembership() (*membership, error) {
+	cons, err := kafka.NewConsumer(h.clientConfig(h.cfg.WorkerURL, kafka.ConfigMap{
+		"group.id":                      h.cfg.GroupID,
+		"partition.assignment.strategy": "cooperative-sticky",
+		"session.timeout.ms":            int(h.cfg.SessionTimeout.Milliseconds()),
+		"heartbeat.interval.ms":         int(h.cfg.HeartbeatInterval.Milliseconds()),
+		// librdkafka uses max.poll.interval.ms as the JoinGroup rebalance
+		// timeout; this member polls every 100 ms.
+		"max.poll.interval.ms":     int(h.cfg.RebalanceTimeout.Milliseconds()),
+		"enable.auto.commit":       false,
+		"enable.auto.offset.store": false,
+		"auto.offset.reset":        "latest",
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("group member: %w", err)
+	}
+	// The admin client shares the member's connection and log channel.
+	admin, err := kafka.NewAdminClientFromConsumer(cons)
+	if err != nil {
+		cons.Close()
+		return nil, fmt.Errorf("admin client: %w", err)
+	}
+	m := &membership{
+		log:      h.log.With("component", "membership"),
+		group:    h.cfg.GroupID,
+		topic:    h.cfg.ConfigTopic,
+		url:      h.cfg.WorkerURL,
+		consumer: cons,
+		admin:    admin,
+		changed:  newBroadcast(),
+		rejoin:   make(chan struct{}, 1),
+		pollDone: make(chan struct{}),
+	}
+	drainLogs(m.log, cons.Logs(), &m.wg)
+	return m, nil
+}
+
+func (m *membership) subscribe() error {
+	return m.consumer.Subscribe(m.topic, m.rebalanced)
+}
+
+// rebalanced runs inside Poll on membership changes.
+func (m *membership) rebalanced(c *kafka.Consumer, ev kafka.Event) error {
+	switch e := ev.(type) {
+	case kafka.AssignedPartitions:
+		if err := c.IncrementalAssign(e.Partitions); err != nil {
+			m.log.Error("incremental assign failed", "err", err)
+		}
+		// Fetching stays paused: the group is for membership only.
+		if len(e.Partitions) > 0 {
+			if err := c.Pause(e.Partitions); err != nil {
+				m.log.Error("pause failed", "err", err)
+			}
+		}
+		m.joined.Store(true)
+		if owns(e.Partitions) {
+			m.owner.Store(true)
+			m.log.Info("this worker now owns the coordination partition and will lead")
+		}
+	case kafka.RevokedPartitions:
+		lost := c.AssignmentLost()
+		if err := c.IncrementalUnassign(e.Partitions); err != nil {
+			m.log.Error("incremental unassign failed", "err", err)
+		}
+		if owns(e.Partitions) {
+			m.owner.Store(false)
+			m.log.Info("this worker no longer owns the coordination partition", "membership_lost", lost)
+		}
+		if lost {
+			m.joined.Store(false)
+		}
+	}
+	m.epoch.Add(1)
+	m.changed.Notify()
+	return nil
+}
+
+func owns(tps []kafka.TopicPartition) bool {
+	for _, tp := range tps {
+		if tp.Partition == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// run polls the group member until ctx ends.
+func (m *membership) run(ctx context.Context) error {
+	if err := m.subscribe(); err != nil {
+		return fmt.Errorf("join group %s: %w", m.group, err)
+	}
+	m.running = true
+	go func() {
+		defer close(m.pollDone)
+		for ctx.Err() == nil {
+			select {
+			case <-m.rejoin:
+				m.log.Info("rejoining the group")
+				m.owner.Store(false)
+				if err := m.consumer.Unsubscribe(); err != nil {
+					m.log.Warn("unsubscribe failed", "err", err)
+				}
+				if err := m.subscribe(); err != nil {
+					m.log.Error("resubscribe failed", "err", err)
+				}
+				m.epoch.Add(1)
+				m.changed.Notify()
+			default:
+			}
+			switch e := m.consumer.Poll(100).(type) {
+			case kafka.Error:
+				m.log.Warn("group member error", "err", e, "code", e.Code())
+			case *kafka.Message:
+				// Paused; nothing should arrive.
+			}
+		}
+	}()
+	return nil
+}
+
+// requestRejoin makes the member leave and rejoin the group, so that a
+// worker whose view of the group is stale gets a fresh one.
+func (m *membership) requestRejoin() {
+	select {
+	case m.rejoin <- struct{}{}:
+	default:
+	}
+}
+
+// members lists the REST URLs of the group's live members, sorted and
+// deduplicated (a restarted worker may briefly appear twice until the
+// coordinator expires its previous incarnation).
+func (m *membership) members(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := m.admin.DescribeConsumerGroups(ctx, []string{m.group})
+	if err != nil {
+		return nil, fmt.Errorf("describe group %s: %w", m.group, err)
+	}
+	if len(res.ConsumerGroupDescriptions) != 1 {
+		return nil, fmt.Errorf("describe group %s: %d descriptions", m.group, len(res.ConsumerGroupDescriptions))
+	}
+	g := res.ConsumerGroupDescriptions[0]
+	if g.Error.Code() != kafka.ErrNoError {
+		return nil, fmt.Errorf("describe group %s: %w", m.group, g.Error)
+	}
+	seen := map[string]bool{}
+	var urls []string
+	for _, mem := range g.Members {
+		if mem.ClientID == "" || seen[mem.ClientID] {
+			continue
+		}
+		seen[mem.ClientID] = true
+		urls = append(urls, mem.ClientID)
+	}
+	sort.Strings(urls)
+	return urls, nil
+}
+
+// close leaves the group (the coordinator hands partition 0 to another
+// worker at once) and closes the clients.
+func (m *membership) close() {
+	if m.running {
+		<-m.pollDone
+	}
+	m.admin.Close()
+	if err := m.consumer.Close(); err != nil {
+		m.log.Warn("leaving the group failed", "err", err)
+	}
+	m.wg.Wait()
+}

@@ -1,0 +1,237 @@
+package herder
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Config-topic keys, as Kafka Connect's KafkaConfigBackingStore writes them,
+// plus connectd's own assignment record. Kafka Connect readers log and skip
+// keys they do not know, so the assignment record does not disturb them.
+const (
+	keyConnectorPrefix   = "connector-"
+	keyTaskPrefix        = "task-"
+	keyCommitPrefix      = "commit-"
+	keyTargetStatePrefix = "target-state-"
+	keyFencingPrefix     = "tasks-fencing-"
+	keyRestartPrefix     = "restart-connector-"
+	keyLoggerPrefix      = "logger-cluster-"
+	keySessionKey        = "session-key"
+	keyAssignment        = "connectd-assignment"
+)
+
+// Status-topic keys (KafkaStatusBackingStore).
+const (
+	keyStatusConnectorPrefix = "status-connector-"
+	keyStatusTaskPrefix      = "status-task-"
+	keyStatusTopicPrefix     = "status-topic-"
+	statusTopicSeparator     = ":connector-"
+)
+
+func connectorKey(name string) string   { return keyConnectorPrefix + name }
+func targetStateKey(name string) string { return keyTargetStatePrefix + name }
+func commitKey(name string) string      { return keyCommitPrefix + name }
+func fencingKey(name string) string     { return keyFencingPrefix + name }
+func restartKey(name string) string     { return keyRestartPrefix + name }
+func taskKey(id ConnectorTaskID) string { return keyTaskPrefix + id.String() }
+
+func statusConnectorKey(name string) string { return keyStatusConnectorPrefix + name }
+func statusTaskKey(id ConnectorTaskID) string {
+	return keyStatusTaskPrefix + id.String()
+}
+func statusTopicKey(topic, connector string) string {
+	return keyStatusTopicPrefix + topic + statusTopicSeparator + connector
+}
+
+// parseTaskID splits "<connector>-<n>"; connector names may contain '-',
+// so the task number is what follows the last one.
+func parseTaskID(s string) (ConnectorTaskID, error) {
+	i := strings.LastIndexByte(s, '-')
+	if i <= 0 {
+		return ConnectorTaskID{}, fmt.Errorf("task id %q has no task number", s)
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil || n < 0 {
+		return ConnectorTaskID{}, fmt.Errorf("task id %q has an invalid task number", s)
+	}
+	return ConnectorTaskID{Connector: s[:i], Task: n}, nil
+}
+
+// TargetState is what the cluster wants a connector to do. The names are
+// Kafka Connect's.
+type TargetState string
+
+const (
+	TargetStarted TargetState = "STARTED"
+	TargetPaused  TargetState = "PAUSED"
+	TargetStopped TargetState = "STOPPED"
+)
+
+// propertiesValue is the value of connector-* and task-* records.
+type propertiesValue struct {
+	Properties map[string]string `json:"properties"`
+}
+
+// commitValue is the value of commit-* records.
+type commitValue struct {
+	Tasks int `json:"tasks"`
+}
+
+// targetStateValue is the value of target-state-* records. STOPPED is
+// written as state=PAUSED for workers that predate state.v2, as Kafka does.
+type targetStateValue struct {
+	State   string `json:"state"`
+	StateV2 string `json:"state.v2,omitempty"`
+}
+
+func encodeTargetState(t TargetState) targetStateValue {
+	v1 := string(t)
+	if t == TargetStopped {
+		v1 = string(TargetPaused)
+	}
+	return targetStateValue{State: v1, StateV2: string(t)}
+}
+
+func (v targetStateValue) target() (TargetState, error) {
+	s := v.StateV2
+	if s == "" {
+		s = v.State
+	}
+	switch t := TargetState(s); t {
+	case TargetStarted, TargetPaused, TargetStopped:
+		return t, nil
+	}
+	return "", fmt.Errorf("unknown target state %q", s)
+}
+
+// fencingValue is the value of tasks-fencing-* records: how many task
+// producers of the connector's latest task generation must be fenced before
+// a newer generation may start.
+type fencingValue struct {
+	TaskCount int `json:"task-count"`
+}
+
+// SessionKey is the inter-worker request signing key the leader distributes
+// through the config topic (KIP-507).
+type SessionKey struct {
+	Key       []byte // raw key bytes
+	Algorithm string // e.g. HmacSHA256
+	Created   int64  // creation time, ms since the epoch
+}
+
+type sessionKeyValue struct {
+	Key       []byte `json:"key"` // base64 in JSON, as Kafka writes it
+	Algorithm string `json:"algorithm"`
+	Created   int64  `json:"creation-timestamp"`
+}
+
+// RestartRequest is the value of restart-connector-* records (KIP-745).
+type RestartRequest struct {
+	IncludeTasks bool `json:"include-tasks"`
+	OnlyFailed   bool `json:"only-failed"`
+}
+
+// Assignment is connectd's assignment record: which worker runs which
+// connectors and tasks. Only the leader writes it, inside its config-topic
+// transaction, so a fenced leader's assignment never becomes visible.
+// Generation increases by one with every record; status records carry it.
+type Assignment struct {
+	Version    int    `json:"version"`
+	Generation int32  `json:"generation"`
+	Leader     string `json:"leader"` // the leader's REST URL; writes are forwarded there
+	// Workers maps a worker's REST URL to its work.
+	Workers map[string]WorkerAssignment `json:"workers"`
+}
+
+// WorkerAssignment is one worker's share of the work.
+type WorkerAssignment struct {
+	Connectors []string         `json:"connectors"`
+	Tasks      map[string][]int `json:"tasks"` // connector -> task numbers
+}
+
+const assignmentVersion = 1
+
+// TaskIDs lists the worker's tasks sorted.
+func (w WorkerAssignment) TaskIDs() []ConnectorTaskID {
+	var out []ConnectorTaskID
+	for c, ns := range w.Tasks {
+		for _, n := range ns {
+			out = append(out, ConnectorTaskID{Connector: c, Task: n})
+		}
+	}
+	sortTaskIDs(out)
+	return out
+}
+
+// OwnerOfConnector returns the URL of the worker assigned the connector.
+func (a *Assignment) OwnerOfConnector(name string) (string, bool) {
+	if a == nil {
+		return "", false
+	}
+	for url, w := range a.Workers {
+		for _, c := range w.Connectors {
+			if c == name {
+				return url, true
+			}
+		}
+	}
+	return "", false
+}
+
+// OwnerOfTask returns the URL of the worker assigned the task.
+func (a *Assignment) OwnerOfTask(id ConnectorTaskID) (string, bool) {
+	if a == nil {
+		return "", false
+	}
+	for url, w := range a.Workers {
+		for _, n := range w.Tasks[id.Connector] {
+			if n == id.Task {
+				return url, true
+			}
+		}
+	}
+	return "", false
+}
+
+func sortTaskIDs(ids []ConnectorTaskID) {
+	sort.Slice(ids, func(i, j int) bool { return taskLess(ids[i], ids[j]) })
+}
+
+func taskLess(a, b ConnectorTaskID) bool {
+	if a.Connector != b.Connector {
+		return a.Connector < b.Connector
+	}
+	return a.Task < b.Task
+}
+
+// statusValue is the value of status-connector-* and status-task-* records.
+type statusValue struct {
+	State      string  `json:"state"`
+	Trace      *string `json:"trace"`
+	WorkerID   string  `json:"worker_id"`
+	Generation int32   `json:"generation"`
+}
+
+// topicStatusValue is the value of status-topic-* records (KIP-558).
+type topicStatusValue struct {
+	Topic topicStatus `json:"topic"`
+}
+
+type topicStatus struct {
+	Name      string `json:"name"`
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+	Discover  int64  `json:"discoverTimestamp"`
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only the record types above are marshalled; they cannot fail.
+		panic(fmt.Sprintf("herder: marshal %T: %v", v, err))
+	}
+	return b
+}

@@ -1,0 +1,53 @@
+package herder
+
+import (
+	"context"
+
+	"github.com/connectd/connectd/framework/configdef"
+)
+
+// TODO(worker-merge): replace these three with aliases of framework/worker's
+// TaskID, State and TargetState when that branch lands.
+
+// TaskID names a task for the runtime.
+type TaskID struct {
+	Connector string
+	Task      int
+}
+
+// State is a connector or task state as the runtime reports it.
+type State string
+
+// RuntimeTarget is a target state as the runtime takes it.
+type RuntimeTarget string
+
+// Runtime is the part of framework/worker the herder drives: it runs the
+// connectors and tasks assigned to this worker. *worker.Worker implements
+// it.
+type Runtime interface {
+	Validate(ctx context.Context, props map[string]string) (configdef.ValidationResult, error)
+	StartConnector(ctx context.Context, name string, props map[string]string, target RuntimeTarget, onReconfigure func(name string)) error
+	ConnectorTaskConfigs(ctx context.Context, name string, maxTasks int) ([]map[string]string, error)
+	StopConnector(ctx context.Context, name string) error
+	StartTask(ctx context.Context, id TaskID, connProps, taskProps map[string]string, target RuntimeTarget) error
+	StopTasks(ctx context.Context, ids []TaskID) error
+	SetTargetState(ctx context.Context, connector string, target RuntimeTarget) error
+	RestartTask(ctx context.Context, id TaskID) error
+	FenceZombies(ctx context.Context, connector string, taskCount int) error
+	RunningTasks() []TaskID
+}
+
+// Connector and task states (Kafka Connect's names).
+const (
+	StateUnassigned = "UNASSIGNED"
+	StateRunning    = "RUNNING"
+	StatePaused     = "PAUSED"
+	StateStopped    = "STOPPED"
+	StateFailed     = "FAILED"
+	StateRestarting = "RESTARTING"
+)
+
+func toRuntimeID(id ConnectorTaskID) TaskID { return TaskID{Connector: id.Connector, Task: id.Task} }
+func fromRuntimeID(id TaskID) ConnectorTaskID {
+	return ConnectorTaskID{Connector: id.Connector, Task: id.Task}
+}

@@ -1,0 +1,257 @@
+package herder
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"maps"
+	"testing"
+)
+
+type rec struct {
+	key   string
+	value string // "" = tombstone
+}
+
+func replay(t *testing.T, recs []rec) *Snapshot {
+	t.Helper()
+	s := newSnapshot()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for i, r := range recs {
+		var v []byte
+		if r.value != "" {
+			v = []byte(r.value)
+		}
+		s.apply(log, r.key, v, int64(i))
+	}
+	return s
+}
+
+// The values below are what Kafka Connect's KafkaConfigBackingStore writes
+// (JsonConverter, schemas disabled).
+func TestSnapshotReadsKafkaConnectRecords(t *testing.T) {
+	s := replay(t, []rec{
+		{"connector-my-conn", `{"properties":{"name":"my-conn","connector.class":"DatagenSource","tasks.max":"2"}}`},
+		{"task-my-conn-0", `{"properties":{"task.id":"0"}}`},
+		{"task-my-conn-1", `{"properties":{"task.id":"1"}}`},
+		{"commit-my-conn", `{"tasks":2}`},
+		{"target-state-my-conn", `{"state":"PAUSED","state.v2":"STOPPED"}`},
+		{"tasks-fencing-my-conn", `{"task-count":2}`},
+		{"session-key", `{"key":"c2VjcmV0LWtleQ==","algorithm":"HmacSHA256","creation-timestamp":1700000000000}`},
+		{"restart-connector-my-conn", `{"include-tasks":true,"only-failed":false}`},
+		{"logger-cluster-org.apache", `{"level":"DEBUG"}`},
+	})
+	if got := s.Connectors(); len(got) != 1 || got[0] != "my-conn" {
+		t.Fatalf("connectors = %v", got)
+	}
+	if n := s.TaskCount("my-conn"); n != 2 {
+		t.Fatalf("task count = %d", n)
+	}
+	if s.TaskConfigs("my-conn")[1]["task.id"] != "1" {
+		t.Fatalf("task configs = %v", s.TaskConfigs("my-conn"))
+	}
+	if s.Target("my-conn") != TargetStopped {
+		t.Fatalf("target = %s (state.v2 must win)", s.Target("my-conn"))
+	}
+	if n, ok := s.Fencing("my-conn"); !ok || n != 2 {
+		t.Fatalf("fencing = %d %v", n, ok)
+	}
+	if k := s.SessionKey(); k == nil || string(k.Key) != "secret-key" || k.Algorithm != "HmacSHA256" || k.Created != 1700000000000 {
+		t.Fatalf("session key = %+v", k)
+	}
+	if r := s.restarts["my-conn"]; !r.req.IncludeTasks || r.req.OnlyFailed {
+		t.Fatalf("restart = %+v", r)
+	}
+	if s.Offset != 9 {
+		t.Fatalf("offset = %d", s.Offset)
+	}
+}
+
+func TestSnapshotTaskConfigsWaitForCommit(t *testing.T) {
+	s := replay(t, []rec{
+		{"connector-c", `{"properties":{"name":"c"}}`},
+		{"task-c-0", `{"properties":{"a":"1"}}`},
+	})
+	if s.TaskCount("c") != 0 {
+		t.Fatal("task configs applied before their commit record")
+	}
+	// A commit naming a task whose record is missing keeps the old tasks.
+	s2 := replay(t, []rec{
+		{"connector-c", `{"properties":{"name":"c"}}`},
+		{"task-c-0", `{"properties":{"a":"1"}}`},
+		{"commit-c", `{"tasks":1}`},
+		{"task-c-0", `{"properties":{"a":"2"}}`},
+		{"commit-c", `{"tasks":2}`},
+	})
+	if s2.TaskCount("c") != 1 || s2.TaskConfigs("c")[0]["a"] != "1" {
+		t.Fatalf("inconsistent commit applied: %v", s2.TaskConfigs("c"))
+	}
+}
+
+func TestSnapshotStaleAndGenerations(t *testing.T) {
+	s := replay(t, []rec{
+		{"connector-c", `{"properties":{"name":"c","x":"1"}}`},
+		{"task-c-0", `{"properties":{"a":"1"}}`},
+		{"commit-c", `{"tasks":1}`},
+	})
+	gen := s.TaskGeneration("c")
+	if s.TaskConfigsStale("c") {
+		t.Fatal("fresh task configs reported stale")
+	}
+	s.apply(slog.Default(), "connector-c", []byte(`{"properties":{"name":"c","x":"2"}}`), 10)
+	if !s.TaskConfigsStale("c") {
+		t.Fatal("connector config change did not make the task configs stale")
+	}
+	s.apply(slog.Default(), "task-c-0", []byte(`{"properties":{"a":"1"}}`), 11)
+	s.apply(slog.Default(), "commit-c", []byte(`{"tasks":1}`), 12)
+	if s.TaskConfigsStale("c") || s.TaskGeneration("c") == gen {
+		t.Fatal("new commit did not produce a new, fresh task generation")
+	}
+}
+
+func TestSnapshotDeleteAndRecreate(t *testing.T) {
+	s := replay(t, []rec{
+		{"connector-c", `{"properties":{"name":"c"}}`},
+		{"task-c-0", `{"properties":{"a":"1"}}`},
+		{"commit-c", `{"tasks":1}`},
+		{"target-state-c", `{"state":"PAUSED","state.v2":"PAUSED"}`},
+		{"tasks-fencing-c", `{"task-count":1}`},
+		// Deletion, as the leader writes it.
+		{"connector-c", ""},
+		{"target-state-c", ""},
+		{"task-c-0", ""},
+		{"commit-c", ""},
+		{"connector-c", `{"properties":{"name":"c","v":"2"}}`},
+	})
+	if !s.Contains("c") || s.TaskCount("c") != 0 || s.Target("c") != TargetStarted {
+		t.Fatalf("recreated connector inherited old state: tasks=%d target=%s", s.TaskCount("c"), s.Target("c"))
+	}
+	if n, ok := s.Fencing("c"); !ok || n != 1 {
+		t.Fatal("the fencing record must survive deletion so old producers are fenced")
+	}
+}
+
+func TestSnapshotCloneIsIndependent(t *testing.T) {
+	s := replay(t, []rec{{"connector-c", `{"properties":{"name":"c"}}`}})
+	c := s.clone()
+	c.apply(slog.Default(), "connector-d", []byte(`{"properties":{"name":"d"}}`), 5)
+	c.apply(slog.Default(), "connector-c", nil, 6)
+	if !s.Contains("c") || s.Contains("d") {
+		t.Fatal("applying to a clone changed the original")
+	}
+}
+
+func TestSnapshotSkipsMalformedRecords(t *testing.T) {
+	s := replay(t, []rec{
+		{"connector-c", `{"properties":{"name":"c"}}`},
+		{"connector-bad", `not json`},
+		{"task-nonumber", `{"properties":{}}`},
+		{"commit-c", `{"tasks":"x"}`},
+		{"target-state-c", `{"state":"DANCING"}`},
+		{"connectd-assignment", `{`},
+		{"something-else", `{}`},
+	})
+	if got := s.Connectors(); len(got) != 1 {
+		t.Fatalf("connectors = %v", got)
+	}
+	if s.Target("c") != TargetStarted || s.Assignment() != nil {
+		t.Fatal("malformed records were applied")
+	}
+}
+
+func TestRecordEncodings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"stopped", encodeTargetState(TargetStopped), `{"state":"PAUSED","state.v2":"STOPPED"}`},
+		{"started", encodeTargetState(TargetStarted), `{"state":"STARTED","state.v2":"STARTED"}`},
+		{"commit", commitValue{Tasks: 3}, `{"tasks":3}`},
+		{"fencing", fencingValue{TaskCount: 2}, `{"task-count":2}`},
+		{"restart", RestartRequest{IncludeTasks: true}, `{"include-tasks":true,"only-failed":false}`},
+		{"status", statusValue{State: "RUNNING", WorkerID: "h:1", Generation: 4}, `{"state":"RUNNING","trace":null,"worker_id":"h:1","generation":4}`},
+		{"topic", topicStatusValue{Topic: topicStatus{Name: "t", Connector: "c", Task: 1, Discover: 5}}, `{"topic":{"name":"t","connector":"c","task":1,"discoverTimestamp":5}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got, want any
+			if err := json.Unmarshal(mustJSON(tc.v), &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if !jsonEqual(got, want) {
+				t.Fatalf("got %s, want %s", mustJSON(tc.v), tc.want)
+			}
+		})
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	return string(mustJSON(a)) == string(mustJSON(b))
+}
+
+func TestParseTaskID(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want ConnectorTaskID
+		ok   bool
+	}{
+		{"a-0", ConnectorTaskID{"a", 0}, true},
+		{"my-long-name-12", ConnectorTaskID{"my-long-name", 12}, true},
+		{"nonum", ConnectorTaskID{}, false},
+		{"-1", ConnectorTaskID{}, false},
+		{"a--1", ConnectorTaskID{"a-", 1}, true},
+		{"a-x", ConnectorTaskID{}, false},
+	} {
+		got, err := parseTaskID(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseTaskID(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}
+
+func TestReverseTransform(t *testing.T) {
+	raw := map[string]string{"password": "${file:/s.properties:pw}", "host": "db", "token": "${env:TOKEN}", "flag": "${env:FLAG}"}
+	resolved := map[string]string{"password": "hunter2-long-secret", "host": "db", "token": "tok-123456789", "flag": "true"}
+	tasks := []map[string]string{{"password": "hunter2-long-secret", "host": "db", "copied.token": "tok-123456789", "other": "true", "flag": "true"}}
+	got := reverseTransform(raw, resolved, tasks)[0]
+	want := map[string]string{"password": "${file:/s.properties:pw}", "host": "db", "copied.token": "${env:TOKEN}", "other": "true", "flag": "${env:FLAG}"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	if tasks[0]["password"] != "hunter2-long-secret" {
+		t.Fatal("reverseTransform modified its input")
+	}
+}
+
+func TestWorkerID(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8083":  "127.0.0.1:8083",
+		"http://host:8083/":      "host:8083",
+		"https://host":           "host:443",
+		"http://[::1]:9000/base": "[::1]:9000",
+	} {
+		if got := WorkerID(in); got != want {
+			t.Errorf("WorkerID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSupersedes(t *testing.T) {
+	cur := Status{State: "RUNNING", WorkerID: "b", Generation: 5}
+	for _, tc := range []struct {
+		next Status
+		want bool
+	}{
+		{Status{State: "FAILED", WorkerID: "a", Generation: 4}, false}, // zombie
+		{Status{State: "FAILED", WorkerID: "b", Generation: 4}, true},  // same worker
+		{Status{State: "RUNNING", WorkerID: "a", Generation: 5}, true},
+		{Status{State: "RUNNING", WorkerID: "a", Generation: 6}, true},
+	} {
+		if got := supersedes(tc.next, cur); got != tc.want {
+			t.Errorf("supersedes(%+v) = %v", tc.next, got)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package logging
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSetAffectsDescendantsAndRecordsTime(t *testing.T) {
+	l := New(slog.LevelInfo)
+	l.now = func() time.Time { return time.UnixMilli(1717000000000) }
+	l.Var("connectd.worker")
+	l.Var("connectd.worker.task")
+	l.Var("connectd.herder")
+
+	if got, _ := l.Get("connectd.worker.task"); got.Level != "INFO" || got.LastModified != nil {
+		t.Fatalf("initial level = %+v, want INFO with no last_modified", got)
+	}
+	affected, err := l.Set("connectd.worker", "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"connectd.worker", "connectd.worker.task"}; !reflect.DeepEqual(affected, want) {
+		t.Fatalf("affected = %v, want %v", affected, want)
+	}
+	got, _ := l.Get("connectd.worker.task")
+	if got.Level != "DEBUG" || got.LastModified == nil || *got.LastModified != 1717000000000 {
+		t.Fatalf("after set = %+v", got)
+	}
+	if h, _ := l.Get("connectd.herder"); h.Level != "INFO" {
+		t.Fatalf("sibling changed: %+v", h)
+	}
+	// A new child inherits its nearest ancestor's level.
+	if v := l.Var("connectd.worker.task.sink"); v.Level() != slog.LevelDebug {
+		t.Fatalf("new child level = %v, want DEBUG", v.Level())
+	}
+	all, err := l.Set(RootLogger, "WARN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(l.All()) {
+		t.Fatalf("root set affected %v of %d loggers", all, len(l.All()))
+	}
+}
+
+func TestInvalidLevelListsAllowed(t *testing.T) {
+	l := New(slog.LevelInfo)
+	_, err := l.Set("x", "verbose")
+	var ile *InvalidLevelError
+	if !errors.As(err, &ile) {
+		t.Fatalf("err = %v, want *InvalidLevelError", err)
+	}
+	for _, n := range AllowedLevels() {
+		if !strings.Contains(err.Error(), n) {
+			t.Errorf("message %q lacks allowed level %s", err, n)
+		}
+	}
+	if _, ok := l.Get("x"); ok {
+		t.Fatal("a rejected Set registered the logger")
+	}
+}
+
+func TestLoggerFiltersByNamedLevel(t *testing.T) {
+	var buf bytes.Buffer
+	base := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	l := New(slog.LevelInfo)
+	lg := l.Logger(base, "connectd.rest")
+	lg.Debug("hidden")
+	if buf.Len() != 0 {
+		t.Fatalf("debug logged at INFO: %q", buf.String())
+	}
+	if _, err := l.Set("connectd", "DEBUG"); err != nil {
+		t.Fatal(err)
+	}
+	lg.Debug("shown")
+	if !strings.Contains(buf.String(), "shown") || !strings.Contains(buf.String(), "logger=connectd.rest") {
+		t.Fatalf("debug not logged after raising level: %q", buf.String())
+	}
+	if _, err := l.Set("connectd.rest", "OFF"); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	lg.Error("silenced")
+	if buf.Len() != 0 {
+		t.Fatalf("OFF logger wrote %q", buf.String())
+	}
+}
+
+func TestLevelNamesRoundTrip(t *testing.T) {
+	for _, n := range AllowedLevels() {
+		lv, err := ParseLevel(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := LevelName(lv); got != n {
+			t.Errorf("LevelName(ParseLevel(%s)) = %s", n, got)
+		}
+	}
+}

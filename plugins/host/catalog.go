@@ -1,0 +1,287 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/sdk"
+)
+
+// Manifest describes one installed plugin; it is stored as <class>.json
+// beside the binary.
+type Manifest struct {
+	Name             string              `json:"name"` // the connector class
+	Version          string              `json:"version"`
+	Type             sdk.Type            `json:"type"`
+	Binary           string              `json:"binary"` // file name in Dir
+	SHA256           string              `json:"sha256"` // hex
+	ProtocolVersions []int               `json:"protocol_versions"`
+	Summary          string              `json:"summary"`
+	Config           []configdef.KeyInfo `json:"config"`
+	// Dir is the plugin.path directory holding the manifest (not stored).
+	Dir string `json:"-"`
+}
+
+// Path is the binary's path.
+func (m Manifest) Path() string { return filepath.Join(m.Dir, m.Binary) }
+
+// Catalog manages installed plugins in plugin.path directories. Install
+// writes into the first directory; lookups search them in order.
+type Catalog struct {
+	dirs []string
+}
+
+// OpenCatalog opens plugin.path. The first directory is created if missing.
+func OpenCatalog(dirs ...string) (*Catalog, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("plugin catalog: no plugin.path directory given")
+	}
+	abs := make([]string, len(dirs))
+	for i, d := range dirs {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("plugin catalog: %w", err)
+		}
+		abs[i] = a
+	}
+	if err := os.MkdirAll(abs[0], 0o755); err != nil {
+		return nil, fmt.Errorf("plugin catalog: %w", err)
+	}
+	return &Catalog{dirs: abs}, nil
+}
+
+// Dirs returns the catalog's directories.
+func (c *Catalog) Dirs() []string { return slices.Clone(c.dirs) }
+
+// Install verifies that binaryPath is a connectd plugin by launching it and
+// asking for its spec over the real protocol, then copies it into the
+// first plugin.path directory and writes its manifest. Installing a class
+// again replaces it.
+func (c *Catalog) Install(ctx context.Context, binaryPath string) (Manifest, error) {
+	sum, err := fileSHA256(binaryPath)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
+	}
+	abs, err := filepath.Abs(binaryPath)
+	if err != nil {
+		return Manifest{}, err
+	}
+	probe := Manifest{Dir: filepath.Dir(abs), Binary: filepath.Base(abs), SHA256: sum}
+	proc, err := Launch(ctx, probe, LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return Manifest{}, fmt.Errorf("install %s: not a working connectd plugin: %w", binaryPath, err)
+	}
+	spec, err := proc.Spec(ctx)
+	_ = proc.Close(ctx)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("install %s: spec handshake: %w", binaryPath, err)
+	}
+	if err := checkClass(spec.Class); err != nil {
+		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
+	}
+	m := Manifest{
+		Name: spec.Class, Version: spec.Version, Type: spec.Type, Binary: probe.Binary,
+		SHA256: sum, ProtocolVersions: []int{proc.ProtocolVersion()}, Summary: spec.Summary,
+		Config: spec.Config, Dir: c.dirs[0],
+	}
+	// Another class must not own a binary of the same file name.
+	if others, err := c.list(c.dirs[0]); err == nil {
+		for _, o := range others {
+			if o.Binary == m.Binary && o.Name != m.Name {
+				return Manifest{}, fmt.Errorf("install %s: file name %q is already used by plugin %s; rename the binary", binaryPath, m.Binary, o.Name)
+			}
+		}
+	}
+	if filepath.Clean(abs) != filepath.Clean(m.Path()) {
+		if err := copyFile(abs, m.Path()); err != nil {
+			return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
+		}
+	}
+	// The copy must be what we verified.
+	if got, err := fileSHA256(m.Path()); err != nil || got != sum {
+		return Manifest{}, fmt.Errorf("install %s: the copy at %s does not match the verified binary (%v)", binaryPath, m.Path(), err)
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return Manifest{}, err
+	}
+	if err := writeFileAtomic(filepath.Join(c.dirs[0], m.Name+".json"), append(data, '\n'), 0o644); err != nil {
+		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
+	}
+	return m, nil
+}
+
+// List returns every installed plugin, the first directory's first when a
+// class is installed twice (later ones are shadowed and not listed).
+func (c *Catalog) List() ([]Manifest, error) {
+	seen := map[string]bool{}
+	var out []Manifest
+	for _, d := range c.dirs {
+		ms, err := c.list(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			if !seen[m.Name] {
+				seen[m.Name] = true
+				out = append(out, m)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Manifest) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func (c *Catalog) list(dir string) ([]Manifest, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plugin catalog: %w", err)
+	}
+	var out []Manifest
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		m, err := readManifest(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func readManifest(path string) (Manifest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("plugin catalog: %w", err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Manifest{}, fmt.Errorf("plugin catalog: manifest %s: %w", path, err)
+	}
+	if m.Name == "" || m.Binary == "" || len(m.SHA256) != 64 || filepath.Base(m.Binary) != m.Binary {
+		return Manifest{}, fmt.Errorf("plugin catalog: manifest %s: needs name, a plain binary file name and a hex sha256", path)
+	}
+	m.Dir = filepath.Dir(path)
+	return m, nil
+}
+
+// Lookup returns the manifest of class; errors.Is(err, ErrUnknownPlugin)
+// when none is installed.
+func (c *Catalog) Lookup(class string) (Manifest, error) {
+	if checkClass(class) != nil {
+		return Manifest{}, fmt.Errorf("%w: %q", ErrUnknownPlugin, class)
+	}
+	for _, d := range c.dirs {
+		p := filepath.Join(d, class+".json")
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		return readManifest(p)
+	}
+	return Manifest{}, fmt.Errorf("%w: no plugin with class %q in plugin.path %s", ErrUnknownPlugin, class, strings.Join(c.dirs, ":"))
+}
+
+// Remove deletes an installed plugin's manifest and binary.
+func (c *Catalog) Remove(class string) error {
+	m, err := c.Lookup(class)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(m.Dir, m.Name+".json")); err != nil {
+		return fmt.Errorf("remove plugin %s: %w", class, err)
+	}
+	if err := os.Remove(m.Path()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove plugin %s: %w", class, err)
+	}
+	return nil
+}
+
+// checkClass keeps class names usable as file names.
+func checkClass(class string) error {
+	if class == "" || class != filepath.Base(class) || strings.HasPrefix(class, ".") || strings.ContainsAny(class, `/\`) {
+		return fmt.Errorf("invalid connector class %q", class)
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".install-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".manifest-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

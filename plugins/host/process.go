@@ -1,0 +1,419 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/internal/wire"
+	"github.com/connectd/connectd/plugins/pluginpb"
+)
+
+// LaunchOptions configure one plugin process. Zero values take the
+// documented defaults.
+type LaunchOptions struct {
+	Logger          *slog.Logger  // base logger; plugin log lines are merged into it
+	Connector       string        // attribute for logs
+	MaxMessageBytes int           // gRPC limit both sides (default 64 MiB)
+	BatchBytes      int           // byte budget per stream message (default 4 MiB)
+	CallTimeout     time.Duration // bound for unary calls and stream replies (default 30 s)
+	StopTimeout     time.Duration // graceful stop before kill (default 5 s)
+	LogLevel        string        // plugin log level: debug, info (default), warn, error
+}
+
+func (o *LaunchOptions) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = wire.DefaultMaxMessageBytes
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = wire.DefaultBatchBytes
+	}
+	o.BatchBytes = min(o.BatchBytes, o.MaxMessageBytes-wire.MessageOverhead)
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 5 * time.Second
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+}
+
+// Spec is a connector class's description, as its plugin reports it.
+type Spec struct {
+	Class                        string
+	Version                      string
+	Type                         sdk.Type
+	Summary                      string
+	Config                       []configdef.KeyInfo
+	DefinesTransactionBoundaries bool
+	ExactlyOnce                  bool
+}
+
+// Process is one running plugin process.
+type Process struct {
+	m      Manifest
+	opts   LaunchOptions
+	log    *slog.Logger
+	client *plugin.Client
+	cmd    *exec.Cmd
+	rpc    pluginpb.PluginClient
+	conn   *grpc.ClientConn
+	stderr *stderrSink
+	pid    int
+
+	done      chan struct{}
+	mu        sync.Mutex
+	closing   bool
+	exitErr   error // *ExitError after an unexpected exit
+	closeOnce sync.Once
+}
+
+// Launch verifies the binary's sha256 against the manifest (go-plugin
+// SecureConfig, at every launch), starts it with AutoMTLS, a minimal
+// environment and Pdeathsig, and negotiates the protocol version.
+// errors.Is(err, ErrChecksumMismatch) when the binary was changed after
+// installation.
+func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, error) {
+	opts.defaults()
+	sum, err := hex.DecodeString(m.SHA256)
+	if err != nil || len(sum) != sha256.Size {
+		return nil, fmt.Errorf("launch plugin %s: manifest sha256 %q is not a hex SHA-256", m.Name, m.SHA256)
+	}
+	log := opts.Logger.With("plugin", m.Name)
+	if opts.Connector != "" {
+		log = log.With("connector", opts.Connector)
+	}
+	cmd := exec.Command(m.Path())
+	// A minimal environment: the worker's credentials and settings are not
+	// the plugin's business. go-plugin adds its handshake variables.
+	cmd.Env = []string{
+		wire.EnvMaxMessageBytes + "=" + strconv.Itoa(opts.MaxMessageBytes),
+		wire.EnvLogLevel + "=" + opts.LogLevel,
+	}
+	setPdeathsig(cmd)
+	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log), done: make(chan struct{})}
+	p.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: wire.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{
+			wire.ProtocolV1: {wire.PluginName: &wire.GRPCPlugin{}},
+		},
+		Cmd:              cmd,
+		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
+		AutoMTLS:         true,
+		SkipHostEnv:      true,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		StartTimeout:     opts.CallTimeout,
+		Stderr:           p.stderr,
+		SyncStdout:       stdoutSink{log: log},
+		SyncStderr:       newStderrSink(log), // os.Stderr writes after the handshake
+		// go-plugin's own logger is off: it would log every plugin line a
+		// second time. stderrSink does the merging.
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes))},
+	})
+
+	type result struct {
+		proto plugin.ClientProtocol
+		err   error
+	}
+	started := make(chan result, 1)
+	go func() {
+		cp, err := p.client.Client()
+		started <- result{cp, err}
+	}()
+	var r result
+	select {
+	case r = <-started:
+	case <-ctx.Done():
+		p.client.Kill()
+		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, ctx.Err())
+	}
+	if r.err != nil {
+		p.client.Kill()
+		if errors.Is(r.err, plugin.ErrChecksumsDoNotMatch) {
+			have, _ := fileSHA256(m.Path())
+			return nil, fmt.Errorf("launch plugin %s: %w: %s has sha256 %s but its manifest says %s; the binary was changed after installation, reinstall it with 'connectd plugin install'",
+				m.Name, ErrChecksumMismatch, m.Path(), have, m.SHA256)
+		}
+		return nil, fmt.Errorf("launch plugin %s (%s): %w%s", m.Name, m.Path(), launchHint(r.err), tailNote(p.stderr.Tail()))
+	}
+	raw, err := r.proto.Dispense(wire.PluginName)
+	if err != nil {
+		p.client.Kill()
+		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
+	}
+	p.rpc = raw.(pluginpb.PluginClient)
+	if gc, ok := r.proto.(*plugin.GRPCClient); ok {
+		p.conn = gc.Conn
+	}
+	if cmd.Process != nil {
+		p.pid = cmd.Process.Pid
+	}
+	go p.watch()
+	log.Debug("plugin started", "pid", p.pid, "protocol", p.client.NegotiatedVersion())
+	return p, nil
+}
+
+// launchHint explains go-plugin's start-up errors in connectd's terms.
+func launchHint(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		return fmt.Errorf("%w: the plugin wrote to stdout before the handshake (nothing may print to stdout before plugins.Serve): %v", ErrProtocol, err)
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("%w: the plugin did not complete the handshake: %v", ErrTimeout, err)
+	case strings.Contains(msg, "Incompatible API version"), strings.Contains(msg, "incompatible"):
+		return fmt.Errorf("%w: no common protocol version: %v", ErrProtocol, err)
+	}
+	return err
+}
+
+func tailNote(tail string) string {
+	if tail == "" {
+		return ""
+	}
+	return "; last stderr lines:\n" + tail
+}
+
+// watch turns the process's exit into Done/Err. go-plugin has no exit
+// callback (hashicorp/go-plugin#92), so it polls Exited.
+func (p *Process) watch() {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for range t.C {
+		if !p.client.Exited() {
+			continue
+		}
+		p.mu.Lock()
+		if !p.closing {
+			state := "unknown exit"
+			code := -1
+			if ps := p.cmd.ProcessState; ps != nil {
+				state, code = ps.String(), ps.ExitCode()
+			}
+			p.exitErr = &ExitError{Plugin: p.m.Name, Pid: p.pid, Code: code, State: state, StderrTail: p.stderr.Tail()}
+			p.log.Error("plugin process exited unexpectedly", "pid", p.pid, "state", state)
+		}
+		p.mu.Unlock()
+		close(p.done)
+		return
+	}
+}
+
+func (p *Process) isClosing() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closing
+}
+
+// ProtocolVersion is the negotiated protocol version.
+func (p *Process) ProtocolVersion() int { return p.client.NegotiatedVersion() }
+
+// Pid is the plugin's process id.
+func (p *Process) Pid() int { return p.pid }
+
+// Manifest is the manifest the process was launched from.
+func (p *Process) Manifest() Manifest { return p.m }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err returns the *ExitError after an unexpected exit, else nil.
+func (p *Process) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exitErr
+}
+
+// gone returns the error for using a process that has exited.
+func (p *Process) gone() error {
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("plugin %s: %w (closed)", p.m.Name, ErrPluginExited)
+}
+
+func (p *Process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// failure turns a gRPC error from a call or stream into the error callers
+// see: the exit (with stderr tail) if the process died, a timeout, or the
+// remote error.
+func (p *Process) failure(op string, err error, timedOut bool) error {
+	if p.exited() || p.awaitExit(500*time.Millisecond) {
+		return fmt.Errorf("plugin %s: %s: %w", p.m.Name, op, p.gone())
+	}
+	if timedOut {
+		return fmt.Errorf("plugin %s: %s: %w within %s", p.m.Name, op, ErrTimeout, p.opts.CallTimeout)
+	}
+	st, ok := status.FromError(err)
+	if ok {
+		switch {
+		case st.Code() == codes.Internal && strings.Contains(st.Message(), "unmarshal"):
+			return fmt.Errorf("plugin %s: %s: %w: malformed message: %s", p.m.Name, op, ErrProtocol, st.Message())
+		case st.Code() == codes.ResourceExhausted:
+			return fmt.Errorf("plugin %s: %s: message too large (raise MaxMessageBytes): %s", p.m.Name, op, st.Message())
+		case st.Code() == codes.Unavailable || st.Code() == codes.Canceled:
+			return fmt.Errorf("plugin %s: %s: connection lost: %s", p.m.Name, op, st.Message())
+		}
+		return fmt.Errorf("plugin %s: %s: %s", p.m.Name, op, st.Message())
+	}
+	return fmt.Errorf("plugin %s: %s: %w", p.m.Name, op, err)
+}
+
+// awaitExit waits up to d for the process to exit: a broken stream
+// usually means the process is dying, and its exit status and stderr tail
+// make the better error.
+func (p *Process) awaitExit(d time.Duration) bool {
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// unary runs one bounded unary call.
+func (p *Process) unary(ctx context.Context, op string, call func(ctx context.Context) error) error {
+	if p.exited() {
+		return fmt.Errorf("plugin %s: %s: %w", p.m.Name, op, p.gone())
+	}
+	cctx, cancel := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancel()
+	err := call(cctx)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("plugin %s: %s: %w", p.m.Name, op, ctx.Err())
+	}
+	return p.failure(op, err, cctx.Err() == context.DeadlineExceeded)
+}
+
+// Spec asks the plugin for its connector's spec.
+func (p *Process) Spec(ctx context.Context) (Spec, error) {
+	var r *pluginpb.SpecResponse
+	err := p.unary(ctx, "spec", func(ctx context.Context) (err error) {
+		r, err = p.rpc.Spec(ctx, &pluginpb.SpecRequest{})
+		return err
+	})
+	if err != nil {
+		return Spec{}, err
+	}
+	s := Spec{
+		Class: r.GetClass(), Version: r.GetVersion(), Type: sdk.Type(r.GetType()), Summary: r.GetSummary(),
+		DefinesTransactionBoundaries: r.GetDefinesTransactionBoundaries(), ExactlyOnce: r.GetExactlyOnce(),
+	}
+	for _, k := range r.GetConfig() {
+		s.Config = append(s.Config, wire.KeyInfoFromPB(k))
+	}
+	if s.Type != sdk.Source && s.Type != sdk.Sink {
+		return Spec{}, fmt.Errorf("plugin %s: spec: %w: type %q", p.m.Name, ErrProtocol, s.Type)
+	}
+	return s, nil
+}
+
+// Validate validates a whole connector configuration in the plugin.
+func (p *Process) Validate(ctx context.Context, props map[string]string, defaults chain.Defaults) (configdef.ValidationResult, error) {
+	var r *pluginpb.ValidateResponse
+	err := p.unary(ctx, "validate", func(ctx context.Context) (err error) {
+		r, err = p.rpc.Validate(ctx, &pluginpb.ValidateRequest{Props: props, Defaults: defaults})
+		return err
+	})
+	if err != nil {
+		return configdef.ValidationResult{}, err
+	}
+	return wire.ValidationFromPB(r), nil
+}
+
+// Gather returns the plugin-side metrics of every running task, labelled
+// with connector and task.
+func (p *Process) Gather(ctx context.Context) ([]*dto.MetricFamily, error) {
+	var r *pluginpb.GatherResponse
+	err := p.unary(ctx, "gather", func(ctx context.Context) (err error) {
+		r, err = p.rpc.Gather(ctx, &pluginpb.GatherRequest{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.GetFamilies(), nil
+}
+
+// Ping checks the plugin's gRPC health service (go-plugin registers it).
+func (p *Process) Ping(ctx context.Context) error {
+	return p.unary(ctx, "ping", func(ctx context.Context) error {
+		if p.conn == nil {
+			return errors.New("no gRPC connection")
+		}
+		r, err := healthpb.NewHealthClient(p.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: plugin.GRPCServiceName})
+		if err != nil {
+			return err
+		}
+		if r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			return fmt.Errorf("health status %s", r.GetStatus())
+		}
+		return nil
+	})
+}
+
+// Close stops the process: go-plugin's graceful shutdown first, a kill
+// after StopTimeout (or when ctx ends). Stop tasks and connectors first
+// for a clean stop; Close is safe to call more than once.
+func (p *Process) Close(ctx context.Context) error {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closing = true
+		p.mu.Unlock()
+		killed := make(chan struct{})
+		go func() { p.client.Kill(); close(killed) }()
+		timer := time.NewTimer(p.opts.StopTimeout)
+		defer timer.Stop()
+		select {
+		case <-killed:
+		case <-timer.C:
+			p.log.Warn("plugin did not stop in time; killing it", "timeout", p.opts.StopTimeout)
+		case <-ctx.Done():
+		}
+		if !p.exited() && p.cmd.Process != nil {
+			_ = p.cmd.Process.Kill()
+		}
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			p.log.Error("plugin process did not go away after kill", "pid", p.pid)
+		}
+	})
+	return nil
+}

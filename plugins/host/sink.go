@@ -1,0 +1,360 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/internal/wire"
+	"github.com/connectd/connectd/plugins/pluginpb"
+)
+
+// SinkTaskStart is what a sink task starts with.
+type SinkTaskStart struct {
+	Connector string
+	Task      int
+	Props     map[string]string
+	Defaults  chain.Defaults
+}
+
+// PutResult lists the records of a Put batch that failed individually.
+type PutResult struct{ Failures []SinkFailure }
+
+// SinkFailure is one record of a Put batch that failed in the plugin: in a
+// converter or transform, or reported by the task through ReportError.
+type SinkFailure struct {
+	Index                 int // into the Put batch
+	Stage                 sdk.Stage
+	Class, Message, Trace string
+	Retriable             bool
+}
+
+// maxCredits bounds what a plugin may grant, so a broken plugin cannot make
+// the host buffer without limit.
+const maxCredits = 1024
+
+// SinkTask is a sink task running in a plugin process.
+type SinkTask struct {
+	p      *Process
+	name   string
+	stream pluginpb.Plugin_SinkTaskClient
+	cancel context.CancelFunc
+
+	credits chan struct{} // one token per put batch the plugin accepts
+
+	sendMu sync.Mutex
+	slab   []*pluginpb.Record // reused wire records (guarded by sendMu)
+
+	mu      sync.Mutex
+	nextID  uint64
+	waiters map[uint64]chan *pluginpb.SinkResult
+
+	failOnce sync.Once
+	failed   chan struct{}
+	failErr  error
+	stopping atomic.Bool // the stream ending after Stop is not a failure
+}
+
+// StartSinkTask starts a sink task and waits until the plugin has started
+// it and granted its first credits.
+func (p *Process) StartSinkTask(ctx context.Context, s SinkTaskStart) (*SinkTask, error) {
+	if p.exited() {
+		return nil, fmt.Errorf("plugin %s: start sink task: %w", p.m.Name, p.gone())
+	}
+	life, cancel := context.WithCancel(context.Background())
+	stream, err := p.rpc.SinkTask(life)
+	if err != nil {
+		cancel()
+		return nil, p.failure("start sink task", err, false)
+	}
+	t := &SinkTask{
+		p: p, name: fmt.Sprintf("%s-%d", s.Connector, s.Task), stream: stream, cancel: cancel,
+		credits: make(chan struct{}, maxCredits), waiters: map[uint64]chan *pluginpb.SinkResult{},
+		failed: make(chan struct{}),
+	}
+	start := &pluginpb.SinkStart{Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults}
+	if err := stream.Send(&pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Start{Start: start}}); err != nil {
+		cancel()
+		return nil, p.failure("start sink task", err, false)
+	}
+	first, err := recvWithin(ctx, p.opts.CallTimeout, stream.Recv)
+	if err != nil {
+		cancel()
+		return nil, p.failure("start sink task "+t.name, err, errors.Is(err, errRecvTimeout))
+	}
+	switch m := first.Msg.(type) {
+	case *pluginpb.SinkResponse_Started:
+		n := int(m.Started.GetCredits())
+		if n <= 0 || n > maxCredits {
+			cancel()
+			return nil, fmt.Errorf("plugin %s: start sink task %s: %w: %d initial credits", p.m.Name, t.name, ErrProtocol, n)
+		}
+		for range n {
+			t.credits <- struct{}{}
+		}
+	case *pluginpb.SinkResponse_Failed:
+		cancel()
+		return nil, fmt.Errorf("sink task %s: %w", t.name, wire.ErrorFromPB(m.Failed))
+	default:
+		cancel()
+		return nil, fmt.Errorf("plugin %s: start sink task %s: %w: expected started, got %T", p.m.Name, t.name, ErrProtocol, first.Msg)
+	}
+	go t.receive()
+	return t, nil
+}
+
+func (t *SinkTask) fail(err error) {
+	t.failOnce.Do(func() {
+		t.failErr = err
+		close(t.failed)
+		t.cancel()
+		if !t.p.isClosing() {
+			t.p.log.Error("sink task failed", "task", t.name, "error", err)
+		}
+	})
+}
+
+// Err returns the task's failure, or nil while it runs.
+func (t *SinkTask) Err() error {
+	select {
+	case <-t.failed:
+		return t.failErr
+	default:
+		return nil
+	}
+}
+
+func (t *SinkTask) protoErr(format string, args ...any) error {
+	return fmt.Errorf("plugin %s: sink task %s: %w: %s", t.p.m.Name, t.name, ErrProtocol, fmt.Sprintf(format, args...))
+}
+
+func (t *SinkTask) receive() {
+	for {
+		m, err := t.stream.Recv()
+		if err != nil {
+			if !t.stopping.Load() {
+				t.fail(t.p.failure("sink task "+t.name, err, false))
+			}
+			return
+		}
+		switch x := m.Msg.(type) {
+		case *pluginpb.SinkResponse_Credit:
+			for range x.Credit.GetN() {
+				select {
+				case t.credits <- struct{}{}:
+				default:
+					t.fail(t.protoErr("more than %d credits granted", maxCredits))
+					return
+				}
+			}
+		case *pluginpb.SinkResponse_Result:
+			t.mu.Lock()
+			ch, ok := t.waiters[x.Result.GetId()]
+			delete(t.waiters, x.Result.GetId())
+			t.mu.Unlock()
+			if !ok {
+				t.fail(t.protoErr("result for unknown request %d", x.Result.GetId()))
+				return
+			}
+			ch <- x.Result
+		case *pluginpb.SinkResponse_Failed:
+			t.fail(fmt.Errorf("sink task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
+			return
+		default:
+			t.fail(t.protoErr("unexpected message %T", m.Msg))
+			return
+		}
+	}
+}
+
+func (t *SinkTask) register() (uint64, chan *pluginpb.SinkResult) {
+	ch := make(chan *pluginpb.SinkResult, 1)
+	t.mu.Lock()
+	t.nextID++
+	id := t.nextID
+	t.waiters[id] = ch
+	t.mu.Unlock()
+	return id, ch
+}
+
+// await waits for the result of request id, bounded by CallTimeout.
+func (t *SinkTask) await(ctx context.Context, op string, ch chan *pluginpb.SinkResult) (*pluginpb.SinkResult, error) {
+	timer := time.NewTimer(t.p.opts.CallTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-t.failed:
+		return nil, t.failErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		err := fmt.Errorf("plugin %s: sink task %s: %s: %w within %s", t.p.m.Name, t.name, op, ErrTimeout, t.p.opts.CallTimeout)
+		t.fail(err)
+		return nil, err
+	}
+}
+
+// call sends one request built with its id and waits for the result.
+func (t *SinkTask) call(ctx context.Context, op string, build func(id uint64) *pluginpb.SinkRequest) (*pluginpb.SinkResult, error) {
+	if err := t.Err(); err != nil {
+		return nil, err
+	}
+	id, ch := t.register()
+	t.sendMu.Lock()
+	err := t.stream.Send(build(id))
+	t.sendMu.Unlock()
+	if err != nil {
+		err = t.p.failure("sink task "+t.name+": "+op, err, false)
+		t.fail(err)
+		return nil, err
+	}
+	r, err := t.await(ctx, op, ch)
+	if err != nil {
+		return nil, err
+	}
+	if e := r.GetError(); e != nil {
+		return r, fmt.Errorf("sink task %s: %s: %w", t.name, op, wire.ErrorFromPB(e))
+	}
+	return r, nil
+}
+
+// Open tells the task it now owns these partitions.
+func (t *SinkTask) Open(ctx context.Context, tps []sdk.TopicPartition) error {
+	_, err := t.call(ctx, "open", func(id uint64) *pluginpb.SinkRequest {
+		return &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Open{Open: &pluginpb.SinkPartitions{Id: id, Partitions: wire.TopicPartitionsToPB(tps)}}}
+	})
+	return err
+}
+
+// Close tells the task it no longer owns these partitions.
+func (t *SinkTask) Close(ctx context.Context, tps []sdk.TopicPartition) error {
+	_, err := t.call(ctx, "close", func(id uint64) *pluginpb.SinkRequest {
+		return &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Close{Close: &pluginpb.SinkPartitions{Id: id, Partitions: wire.TopicPartitionsToPB(tps)}}}
+	})
+	return err
+}
+
+// Flush asks the task to make its writes durable; it returns the offsets
+// that are safe to commit.
+func (t *SinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	r, err := t.call(ctx, "flush", func(id uint64) *pluginpb.SinkRequest {
+		return &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Flush{Flush: &pluginpb.SinkFlush{Id: id, Offsets: wire.OffsetsToPB(offsets)}}}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return wire.OffsetsFromPB(r.GetOffsets()), nil
+}
+
+// Put sends one batch, split by the byte budget on the wire, and waits for
+// its result. It blocks while the plugin grants no credit (back-pressure).
+// A batch error is returned as error (sdk.IsRetriable tells whether the
+// same batch may be retried); per-record failures are in the result. Put
+// is safe for concurrent use: batches are applied in the order their
+// sends begin, and no more are in flight than the plugin has credits for.
+func (t *SinkTask) Put(ctx context.Context, records []chain.Raw) (PutResult, error) {
+	if err := t.Err(); err != nil {
+		return PutResult{}, err
+	}
+	limit := t.p.opts.MaxMessageBytes - wire.MessageOverhead
+	for i := range records {
+		if n := wire.RecordSize(&records[i]); n > limit {
+			return PutResult{}, fmt.Errorf("sink task %s: record %d (topic %s, offset %d) is %d bytes, above the plugin message limit of %d bytes (raise MaxMessageBytes)",
+				t.name, i, records[i].Topic, records[i].Offset, n, t.p.opts.MaxMessageBytes)
+		}
+	}
+	// A credit first: the plugin accepts only so many batches ahead.
+	timer := time.NewTimer(t.p.opts.CallTimeout)
+	select {
+	case <-t.credits:
+		timer.Stop()
+	case <-t.failed:
+		timer.Stop()
+		return PutResult{}, t.failErr
+	case <-ctx.Done():
+		timer.Stop()
+		return PutResult{}, ctx.Err()
+	case <-timer.C:
+		err := fmt.Errorf("plugin %s: sink task %s: put: %w: no credit granted within %s (the task's Put hangs?)", t.p.m.Name, t.name, ErrTimeout, t.p.opts.CallTimeout)
+		t.fail(err)
+		return PutResult{}, err
+	}
+	id, ch := t.register()
+	if err := t.sendPut(id, records); err != nil {
+		err = t.p.failure("sink task "+t.name+": put", err, false)
+		t.fail(err)
+		return PutResult{}, err
+	}
+	r, err := t.await(ctx, "put", ch)
+	if err != nil {
+		return PutResult{}, err
+	}
+	res := PutResult{}
+	for _, f := range r.GetFailures() {
+		if f.GetIndex() < 0 || int(f.GetIndex()) >= len(records) {
+			err := t.protoErr("put failure index %d outside the batch of %d", f.GetIndex(), len(records))
+			t.fail(err)
+			return PutResult{}, err
+		}
+		res.Failures = append(res.Failures, SinkFailure{
+			Index: int(f.GetIndex()), Stage: sdk.Stage(f.GetStage()), Class: f.GetClass(),
+			Message: f.GetMessage(), Trace: f.GetTrace(), Retriable: f.GetRetriable(),
+		})
+	}
+	if e := r.GetError(); e != nil {
+		return res, fmt.Errorf("sink task %s: put: %w", t.name, wire.ErrorFromPB(e))
+	}
+	return res, nil
+}
+
+// sendPut sends one batch as parts of at most BatchBytes (a larger record
+// travels alone), reusing wire messages across batches.
+func (t *SinkTask) sendPut(id uint64, records []chain.Raw) error {
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	budget := t.p.opts.BatchBytes
+	put := &pluginpb.SinkPut{Id: id}
+	req := &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Put{Put: put}}
+	used, size := 0, 0
+	flush := func(final bool) error {
+		put.Records, put.Final = t.slab[:used], final
+		err := t.stream.Send(req)
+		// Drop references to the caller's bytes; keep the messages.
+		for _, r := range t.slab[:used] {
+			r.Key, r.Value = nil, nil
+		}
+		used, size = 0, 0
+		return err
+	}
+	for i := range records {
+		n := wire.RecordSize(&records[i])
+		if used > 0 && size+n > budget {
+			if err := flush(false); err != nil {
+				return err
+			}
+		}
+		if used == len(t.slab) {
+			t.slab = append(t.slab, &pluginpb.Record{})
+		}
+		wire.RawToPB(t.slab[used], &records[i])
+		used++
+		size += n
+	}
+	return flush(true)
+}
+
+// Stop stops the task (its Stop runs in the plugin) and ends the stream.
+func (t *SinkTask) Stop(ctx context.Context) error {
+	defer t.cancel()
+	t.stopping.Store(true)
+	_, err := t.call(ctx, "stop", func(id uint64) *pluginpb.SinkRequest {
+		return &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Stop{Stop: &pluginpb.SinkStop{Id: id}}}
+	})
+	return err
+}

@@ -1,0 +1,447 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/internal/wire"
+	"github.com/connectd/connectd/plugins/pluginpb"
+)
+
+// Offset is one source partition's committed position: JSON object bytes
+// exactly as stored in the offsets topic (the key's second element and the
+// value).
+type Offset struct{ Partition, Offset []byte }
+
+// SourceTaskStart is what a source task starts with.
+type SourceTaskStart struct {
+	Connector string
+	Task      int
+	Props     map[string]string
+	Defaults  chain.Defaults
+	Offsets   []Offset // all committed offsets of the connector
+	Credits   int      // poll batches the plugin may run ahead (default 2)
+}
+
+// Boundary is a transaction boundary a source task defined
+// (transaction.boundary=connector).
+type Boundary int
+
+const (
+	BoundaryNone Boundary = iota
+	BoundaryCommitAfter
+	BoundaryAbortAfter
+)
+
+// SourceRecord is one converted and transformed record ready to produce.
+type SourceRecord struct {
+	chain.Raw                            // Topic, Partition (may be sdk.AnyPartition), Key, Value, Headers, Timestamp
+	SourcePartition, SourceOffset []byte // JSON objects
+	Boundary                      Boundary
+}
+
+// SourceFailure is a record that failed in the plugin (converter,
+// transform, or too large), with best-effort bytes for the dead-letter queue.
+type SourceFailure struct {
+	Stage                         sdk.Stage
+	Class, Message, Trace         string
+	SourcePartition, SourceOffset []byte
+	Topic                         string
+	Key, Value                    []byte
+}
+
+// SourceBatch is one Poll result, reassembled if it was split.
+type SourceBatch struct {
+	Records  []SourceRecord
+	Failures []SourceFailure
+	Polled   int // records Poll returned, before transforms
+	// Offsets holds, per source partition, the last offset of every record
+	// Poll returned (kept, filtered or failed), in first-seen order: what
+	// to commit once the whole batch is handled.
+	Offsets []Offset
+	// Boundary, when set on a batch without records, applies after the
+	// last record of the previous batches (the task called Commit or Abort
+	// during a Poll that returned nothing).
+	Boundary Boundary
+}
+
+// SourceTask is a source task running in a plugin process.
+type SourceTask struct {
+	p      *Process
+	name   string
+	stream pluginpb.Plugin_SourceTaskClient
+	cancel context.CancelFunc
+
+	sendMu sync.Mutex
+
+	batches chan *SourceBatch
+	held    atomic.Int32 // credits the plugin holds (granted minus batches received)
+	last    atomic.Int64 // unix nanos of the last message from the plugin
+
+	failOnce sync.Once
+	failed   chan struct{}
+	failErr  error
+
+	commitMu sync.Mutex
+	commitID uint64
+	commits  map[uint64]chan error
+
+	stopped chan struct{}
+}
+
+// StartSourceTask starts a source task and waits until the plugin has
+// started it.
+func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*SourceTask, error) {
+	if p.exited() {
+		return nil, fmt.Errorf("plugin %s: start source task: %w", p.m.Name, p.gone())
+	}
+	if s.Credits <= 0 {
+		s.Credits = 2
+	}
+	life, cancel := context.WithCancel(context.Background())
+	stream, err := p.rpc.SourceTask(life)
+	if err != nil {
+		cancel()
+		return nil, p.failure("start source task", err, false)
+	}
+	t := &SourceTask{
+		p: p, name: fmt.Sprintf("%s-%d", s.Connector, s.Task), stream: stream, cancel: cancel,
+		batches: make(chan *SourceBatch, s.Credits),
+		failed:  make(chan struct{}), commits: map[uint64]chan error{}, stopped: make(chan struct{}),
+	}
+	start := &pluginpb.SourceStart{
+		Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults,
+		Credits: int32(s.Credits), BatchBytes: int64(p.opts.BatchBytes),
+		HeartbeatMillis: max(1, p.opts.CallTimeout.Milliseconds()/3),
+	}
+	for _, o := range s.Offsets {
+		start.Offsets = append(start.Offsets, &pluginpb.SourceOffset{Partition: o.Partition, Offset: o.Offset})
+	}
+	if err := stream.Send(&pluginpb.SourceRequest{Msg: &pluginpb.SourceRequest_Start{Start: start}}); err != nil {
+		cancel()
+		return nil, p.failure("start source task", err, false)
+	}
+	first, err := recvWithin(ctx, p.opts.CallTimeout, stream.Recv)
+	if err != nil {
+		cancel()
+		return nil, p.failure("start source task "+t.name, err, errors.Is(err, errRecvTimeout))
+	}
+	switch m := first.Msg.(type) {
+	case *pluginpb.SourceResponse_Started:
+	case *pluginpb.SourceResponse_Failed:
+		cancel()
+		return nil, fmt.Errorf("source task %s: %w", t.name, wire.ErrorFromPB(m.Failed))
+	default:
+		cancel()
+		return nil, fmt.Errorf("plugin %s: start source task %s: %w: expected started, got %T", p.m.Name, t.name, ErrProtocol, first.Msg)
+	}
+	t.held.Store(int32(s.Credits))
+	t.last.Store(time.Now().UnixNano())
+	go t.receive()
+	go t.watchdog()
+	return t, nil
+}
+
+var errRecvTimeout = errors.New("no reply")
+
+// recvWithin receives one message, bounded by d and ctx. On timeout the
+// caller must cancel the stream (the receive goroutine ends then).
+func recvWithin[T any](ctx context.Context, d time.Duration, recv func() (T, error)) (T, error) {
+	type res struct {
+		m   T
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		m, err := recv()
+		ch <- res{m, err}
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		return r.m, r.err
+	case <-timer.C:
+		var zero T
+		return zero, errRecvTimeout
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// fail records the task's failure once and tears the stream down.
+func (t *SourceTask) fail(err error) {
+	t.failOnce.Do(func() {
+		t.failErr = err
+		close(t.failed)
+		t.cancel()
+		if !t.p.isClosing() {
+			t.p.log.Error("source task failed", "task", t.name, "error", err)
+		}
+	})
+}
+
+func (t *SourceTask) receive() {
+	var (
+		asm     *SourceBatch
+		asmSeq  uint64
+		lastSeq uint64
+	)
+	for {
+		m, err := t.stream.Recv()
+		if err != nil {
+			select {
+			case <-t.stopped:
+				return
+			default:
+			}
+			t.fail(t.p.failure("source task "+t.name, err, false))
+			return
+		}
+		t.last.Store(time.Now().UnixNano())
+		switch x := m.Msg.(type) {
+		case *pluginpb.SourceResponse_Batch:
+			b := x.Batch
+			if asm == nil {
+				if b.GetSeq() <= lastSeq {
+					t.fail(t.protoErr("batch seq %d after %d", b.GetSeq(), lastSeq))
+					return
+				}
+				asm, asmSeq = &SourceBatch{}, b.GetSeq()
+			} else if b.GetSeq() != asmSeq {
+				t.fail(t.protoErr("batch seq %d while batch %d is incomplete", b.GetSeq(), asmSeq))
+				return
+			}
+			if err := appendBatch(asm, b); err != nil {
+				t.fail(t.protoErr("%v", err))
+				return
+			}
+			if !b.GetFinal() {
+				continue
+			}
+			asm.Polled = int(b.GetPolled())
+			asm.Boundary = Boundary(b.GetBoundary())
+			for _, o := range b.GetOffsets() {
+				asm.Offsets = append(asm.Offsets, Offset{Partition: o.GetPartition(), Offset: o.GetOffset()})
+			}
+			lastSeq = asmSeq
+			if t.held.Add(-1) < 0 {
+				t.fail(t.protoErr("poll batch sent without a credit"))
+				return
+			}
+			select {
+			case t.batches <- asm:
+			default:
+				t.fail(t.protoErr("poll batch sent without a credit"))
+				return
+			}
+			asm = nil
+		case *pluginpb.SourceResponse_CommitResult:
+			t.commitMu.Lock()
+			ch, ok := t.commits[x.CommitResult.GetId()]
+			delete(t.commits, x.CommitResult.GetId())
+			t.commitMu.Unlock()
+			if !ok {
+				t.fail(t.protoErr("commit result for unknown commit %d", x.CommitResult.GetId()))
+				return
+			}
+			ch <- wire.ErrorFromPB(x.CommitResult.GetError())
+		case *pluginpb.SourceResponse_Heartbeat:
+		case *pluginpb.SourceResponse_Failed:
+			t.fail(fmt.Errorf("source task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
+			return
+		case *pluginpb.SourceResponse_Stopped:
+			close(t.stopped)
+			return
+		default:
+			t.fail(t.protoErr("unexpected message %T", m.Msg))
+			return
+		}
+	}
+}
+
+func (t *SourceTask) protoErr(format string, args ...any) error {
+	return fmt.Errorf("plugin %s: source task %s: %w: %s", t.p.m.Name, t.name, ErrProtocol, fmt.Sprintf(format, args...))
+}
+
+func appendBatch(dst *SourceBatch, b *pluginpb.SourceBatch) error {
+	if dst.Records == nil {
+		dst.Records = make([]SourceRecord, 0, len(b.GetRecords()))
+	}
+	for _, r := range b.GetRecords() {
+		if r.GetRecord() == nil {
+			return errors.New("record without body")
+		}
+		if !isJSONObject(r.GetSourcePartition()) || !isJSONObject(r.GetSourceOffset()) {
+			return fmt.Errorf("record for topic %q: source partition and offset must be JSON objects", r.GetRecord().GetTopic())
+		}
+		if r.GetRecord().GetPartition() < sdk.AnyPartition || r.GetRecord().GetTopic() == "" {
+			return fmt.Errorf("record with topic %q and partition %d", r.GetRecord().GetTopic(), r.GetRecord().GetPartition())
+		}
+		dst.Records = append(dst.Records, SourceRecord{
+			Raw:             wire.RawFromPB(r.GetRecord()),
+			SourcePartition: r.GetSourcePartition(), SourceOffset: r.GetSourceOffset(),
+			Boundary: Boundary(r.GetBoundary()),
+		})
+	}
+	for _, f := range b.GetFailures() {
+		dst.Failures = append(dst.Failures, SourceFailure{
+			Stage: sdk.Stage(f.GetStage()), Class: f.GetClass(), Message: f.GetMessage(), Trace: f.GetTrace(),
+			SourcePartition: f.GetSourcePartition(), SourceOffset: f.GetSourceOffset(),
+			Topic: f.GetTopic(), Key: f.GetKey(), Value: f.GetValue(),
+		})
+	}
+	return nil
+}
+
+// isJSONObject is a cheap shape check; the offsets topic stores what the
+// plugin's encoder produced.
+func isJSONObject(b []byte) bool {
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'
+}
+
+// watchdog fails the task when the plugin holds poll credits but has sent
+// nothing (not even a heartbeat) for CallTimeout: Poll hangs.
+func (t *SourceTask) watchdog() {
+	every := max(t.p.opts.CallTimeout/4, 10*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.failed:
+			return
+		case <-t.stopped:
+			return
+		case <-tick.C:
+			if t.held.Load() <= 0 {
+				t.last.Store(time.Now().UnixNano()) // nothing is owed while the plugin has no credits
+				continue
+			}
+			if idle := time.Since(time.Unix(0, t.last.Load())); idle > t.p.opts.CallTimeout {
+				t.fail(fmt.Errorf("plugin %s: source task %s: %w: no batch or heartbeat for %s while polling (Poll hangs?)",
+					t.p.m.Name, t.name, ErrTimeout, idle.Round(time.Millisecond)))
+				return
+			}
+		}
+	}
+}
+
+func (t *SourceTask) send(m *pluginpb.SourceRequest) error {
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	return t.stream.Send(m)
+}
+
+// Next returns the next poll batch. Receiving a batch returns one credit
+// to the plugin. It blocks until a batch arrives, ctx is done, or the task
+// fails.
+func (t *SourceTask) Next(ctx context.Context) (*SourceBatch, error) {
+	select {
+	case b := <-t.batches:
+		return t.took(b)
+	default:
+	}
+	select {
+	case b := <-t.batches:
+		return t.took(b)
+	case <-t.failed:
+		return nil, t.failErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (t *SourceTask) took(b *SourceBatch) (*SourceBatch, error) {
+	t.held.Add(1)
+	if err := t.send(&pluginpb.SourceRequest{Msg: &pluginpb.SourceRequest_Credit{Credit: &pluginpb.Credit{N: 1}}}); err != nil {
+		t.fail(t.p.failure("source task "+t.name+": credit", err, false))
+	}
+	return b, nil
+}
+
+// Err returns the task's failure, or nil while it runs.
+func (t *SourceTask) Err() error {
+	select {
+	case <-t.failed:
+		return t.failErr
+	default:
+		return nil
+	}
+}
+
+// Commit tells the plugin these offsets are durable; the task's
+// SourceTask.Commit runs plugin-side and its error is returned.
+func (t *SourceTask) Commit(ctx context.Context, offsets []Offset) error {
+	if err := t.Err(); err != nil {
+		return err
+	}
+	ch := make(chan error, 1)
+	t.commitMu.Lock()
+	t.commitID++
+	id := t.commitID
+	t.commits[id] = ch
+	t.commitMu.Unlock()
+	req := &pluginpb.SourceCommit{Id: id}
+	for _, o := range offsets {
+		req.Offsets = append(req.Offsets, &pluginpb.SourceOffset{Partition: o.Partition, Offset: o.Offset})
+	}
+	if err := t.send(&pluginpb.SourceRequest{Msg: &pluginpb.SourceRequest_Commit{Commit: req}}); err != nil {
+		err = t.p.failure("source task "+t.name+": commit", err, false)
+		t.fail(err)
+		return err
+	}
+	timer := time.NewTimer(t.p.opts.CallTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-ch:
+		if err != nil {
+			return fmt.Errorf("source task %s: commit: %w", t.name, err)
+		}
+		return nil
+	case <-t.failed:
+		return t.failErr
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		err := fmt.Errorf("plugin %s: source task %s: commit: %w within %s", t.p.m.Name, t.name, ErrTimeout, t.p.opts.CallTimeout)
+		t.fail(err)
+		return err
+	}
+}
+
+// Stop stops the task: the plugin stops polling, calls the task's Stop and
+// ends the stream. Batches not yet taken with Next are dropped.
+func (t *SourceTask) Stop(ctx context.Context) error {
+	defer t.cancel()
+	if err := t.Err(); err != nil {
+		return err
+	}
+	if err := t.send(&pluginpb.SourceRequest{Msg: &pluginpb.SourceRequest_Stop{Stop: &pluginpb.Empty{}}}); err != nil {
+		return t.p.failure("source task "+t.name+": stop", err, false)
+	}
+	// The plugin may be blocked sending a batch; drain so it can see stop.
+	timer := time.NewTimer(t.p.opts.CallTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.stopped:
+			return nil
+		case <-t.batches:
+		case <-t.failed:
+			return t.failErr
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			err := fmt.Errorf("plugin %s: source task %s: stop: %w within %s", t.p.m.Name, t.name, ErrTimeout, t.p.opts.CallTimeout)
+			t.fail(err)
+			return err
+		}
+	}
+}

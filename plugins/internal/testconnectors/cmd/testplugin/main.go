@@ -1,0 +1,31 @@
+// Command testplugin is the boundary tests' plugin. Which connector it
+// serves, and how it misbehaves before Serve, is chosen at build time:
+//
+//	go build -ldflags "-X main.mode=sink" ./plugins/internal/testconnectors/cmd/testplugin
+//
+// modes: source (default), sink, stdout-garbage (prints to stdout before
+// Serve), malformed (answers with bytes that are not protobuf).
+package main
+
+import (
+	"fmt"
+
+	"github.com/connectd/connectd/plugins"
+	"github.com/connectd/connectd/plugins/internal/testconnectors"
+)
+
+var mode = "source"
+
+func main() {
+	switch mode {
+	case "sink":
+		plugins.Serve(testconnectors.Sink{})
+	case "stdout-garbage":
+		fmt.Println("hello from a connector that prints to stdout")
+		plugins.Serve(testconnectors.Source{})
+	case "malformed":
+		testconnectors.ServeMalformed()
+	default:
+		plugins.Serve(testconnectors.Source{})
+	}
+}

@@ -1,0 +1,328 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/internal/wire"
+	"github.com/connectd/connectd/plugins/pluginpb"
+)
+
+// sinkCredits is how many put batches the plugin accepts ahead of the one
+// being written: enough for the host to pipeline, little enough to bound
+// the plugin's memory to a few batches.
+const sinkCredits = 2
+
+// SinkTask serves one sink task for the life of the stream.
+func (s *server) SinkTask(stream pluginpb.Plugin_SinkTaskServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return status.Error(codes.InvalidArgument, "the first message of a sink task stream must be start")
+	}
+	sc, ok := s.conn.(sdk.SinkConnector)
+	if !ok {
+		return status.Errorf(codes.FailedPrecondition, "%s is not a sink connector", s.spec.Class)
+	}
+	r := &sinkRunner{srv: s, stream: stream, start: start}
+	return r.run(sc)
+}
+
+type sinkRunner struct {
+	srv    *server
+	stream pluginpb.Plugin_SinkTaskServer
+	start  *pluginpb.SinkStart
+	task   sdk.SinkTask
+	chain  *chain.Sink
+	tctx   *sinkTaskContext
+
+	sendMu sync.Mutex
+
+	origIdx []int32 // reused per put: kept record -> index in the host's batch
+
+	batches, records, reported prometheus.Counter
+	queued                     prometheus.Gauge
+	heldMax, heldBytesMax      prometheus.Gauge
+
+	heldMu    sync.Mutex
+	held      int // put batches received and not yet answered
+	heldBytes int
+	maxHeld   int
+	maxBytes  int
+}
+
+// hold accounts for a received batch (n > 0) or an answered one (n < 0).
+// The high-water marks show that the host never sends beyond the credits.
+func (r *sinkRunner) hold(n, bytes int) {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	r.held += n
+	r.heldBytes += bytes
+	if r.held > r.maxHeld {
+		r.maxHeld = r.held
+		r.heldMax.Set(float64(r.maxHeld))
+	}
+	if r.heldBytes > r.maxBytes {
+		r.maxBytes = r.heldBytes
+		r.heldBytesMax.Set(float64(r.maxBytes))
+	}
+}
+
+func (r *sinkRunner) send(m *pluginpb.SinkResponse) error {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	return r.stream.Send(m)
+}
+
+func (r *sinkRunner) fail(err error) error {
+	r.tctx.log.Error("sink task failed", "error", err)
+	_ = r.send(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Failed{Failed: wire.ErrorToPB(err)}})
+	return nil
+}
+
+// sinkOp is one request in the order the host sent it.
+type sinkOp struct {
+	req     *pluginpb.SinkRequest
+	records []chain.Raw // put only, reassembled
+	bytes   int
+	id      uint64
+}
+
+func (r *sinkRunner) run(sc sdk.SinkConnector) error {
+	st := r.start
+	r.tctx = &sinkTaskContext{taskContext: newTaskContext(r.srv.log, st.GetConnector(), int(st.GetTask()))}
+	r.srv.addTask(r.tctx.reg)
+	defer r.srv.removeTask(r.tctx.reg)
+	r.batches = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_sink_put_batches_total", Help: "Put batches received from the host."})
+	r.records = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_sink_put_records_total", Help: "Records received from the host."})
+	r.reported = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_sink_record_failures_total", Help: "Records that failed in a converter, transform or through ReportError."})
+	r.queued = prometheus.NewGauge(prometheus.GaugeOpts{Name: "connectd_plugin_sink_queued_batches", Help: "Put batches received and not yet answered."})
+	r.heldMax = prometheus.NewGauge(prometheus.GaugeOpts{Name: "connectd_plugin_sink_held_batches_max", Help: "Most put batches held at once (received, not yet answered)."})
+	r.heldBytesMax = prometheus.NewGauge(prometheus.GaugeOpts{Name: "connectd_plugin_sink_held_bytes_max", Help: "Most record bytes held at once in received, unanswered put batches."})
+	r.tctx.wrapped.MustRegister(r.batches, r.records, r.reported, r.queued, r.heldMax, r.heldBytesMax)
+
+	var err error
+	r.chain, err = chain.NewSink(st.GetProps(), chain.Defaults(st.GetDefaults()))
+	if err != nil {
+		return r.fail(fmt.Errorf("converters and transforms: %w", err))
+	}
+	r.task = sc.NewTask()
+	ctx, cancel := context.WithCancel(r.stream.Context())
+	defer cancel()
+	if err := r.task.Start(ctx, r.tctx, st.GetProps()); err != nil {
+		return r.fail(fmt.Errorf("task start: %w", err))
+	}
+	if err := r.send(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Started{Started: &pluginpb.SinkStarted{Credits: sinkCredits}}}); err != nil {
+		r.stopTask()
+		return err
+	}
+
+	// ops carries requests in arrival order. Puts are bounded by credits;
+	// open/close/flush/stop are synchronous calls on the host side, so a
+	// small margin above the credits is enough.
+	ops := make(chan sinkOp, sinkCredits+8)
+	recvErr := make(chan error, 1)
+	go r.receive(ctx, ops, recvErr)
+
+	for {
+		select {
+		case op := <-ops:
+			stop, err := r.handle(ctx, op)
+			if err != nil {
+				return err
+			}
+			if stop {
+				return nil
+			}
+		case err := <-recvErr:
+			r.tctx.log.Info("sink task stream closed by the host", "error", err)
+			r.stopTask()
+			return err
+		case <-r.srv.stopping:
+			r.stopTask()
+			return nil
+		}
+	}
+}
+
+// receive reads requests, reassembles put parts and queues operations.
+func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr chan<- error) {
+	var (
+		putID    uint64
+		putRecs  []chain.Raw
+		putBytes int
+		open     bool
+	)
+	for {
+		m, err := r.stream.Recv()
+		if err != nil {
+			recvErr <- err
+			return
+		}
+		op := sinkOp{req: m}
+		switch x := m.Msg.(type) {
+		case *pluginpb.SinkRequest_Put:
+			p := x.Put
+			if open && p.GetId() != putID {
+				recvErr <- fmt.Errorf("protocol error: put %d started before put %d was complete", p.GetId(), putID)
+				return
+			}
+			if !open {
+				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, len(p.GetRecords())), 0
+			}
+			for _, rec := range p.GetRecords() {
+				putRecs = append(putRecs, wire.RawFromPB(rec))
+				putBytes += len(rec.Key) + len(rec.Value)
+			}
+			if !p.GetFinal() {
+				continue
+			}
+			open = false
+			op.id, op.records, op.bytes = putID, putRecs, putBytes
+			r.hold(1, putBytes)
+		case *pluginpb.SinkRequest_Open:
+			op.id = x.Open.GetId()
+		case *pluginpb.SinkRequest_Close:
+			op.id = x.Close.GetId()
+		case *pluginpb.SinkRequest_Flush:
+			op.id = x.Flush.GetId()
+		case *pluginpb.SinkRequest_Stop:
+			op.id = x.Stop.GetId()
+		default:
+			recvErr <- fmt.Errorf("protocol error: unexpected message %T on a running sink task stream", m.Msg)
+			return
+		}
+		select {
+		case ops <- op:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (r *sinkRunner) result(res *pluginpb.SinkResult) error {
+	return r.send(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Result{Result: res}})
+}
+
+// handle runs one operation; stop reports that the task was stopped.
+func (r *sinkRunner) handle(ctx context.Context, op sinkOp) (stop bool, err error) {
+	switch x := op.req.Msg.(type) {
+	case *pluginpb.SinkRequest_Put:
+		r.queued.Inc()
+		res := r.put(ctx, op.id, op.records)
+		r.queued.Dec()
+		r.hold(-1, -op.bytes)
+		if err := r.result(res); err != nil {
+			return false, err
+		}
+		// The batch is done: the plugin can take one more.
+		return false, r.send(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Credit{Credit: &pluginpb.Credit{N: 1}}})
+	case *pluginpb.SinkRequest_Open:
+		err := r.task.Open(ctx, wire.TopicPartitionsFromPB(x.Open.GetPartitions()))
+		return false, r.result(&pluginpb.SinkResult{Id: op.id, Error: wire.ErrorToPB(err)})
+	case *pluginpb.SinkRequest_Close:
+		err := r.task.Close(ctx, wire.TopicPartitionsFromPB(x.Close.GetPartitions()))
+		return false, r.result(&pluginpb.SinkResult{Id: op.id, Error: wire.ErrorToPB(err)})
+	case *pluginpb.SinkRequest_Flush:
+		offs, err := r.task.Flush(ctx, wire.OffsetsFromPB(x.Flush.GetOffsets()))
+		res := &pluginpb.SinkResult{Id: op.id, Error: wire.ErrorToPB(err)}
+		if err == nil {
+			res.Offsets = wire.OffsetsToPB(offs)
+		}
+		return false, r.result(res)
+	case *pluginpb.SinkRequest_Stop:
+		err := r.stopTask()
+		return true, r.result(&pluginpb.SinkResult{Id: op.id, Error: wire.ErrorToPB(err)})
+	}
+	return false, nil
+}
+
+// put converts a batch with the chain and hands it to the task, collecting
+// per-record failures (chain failures and ReportError calls) by their index
+// in the host's batch.
+func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *pluginpb.SinkResult {
+	r.batches.Inc()
+	r.records.Add(float64(len(in)))
+	res := &pluginpb.SinkResult{Id: id}
+	// One allocation per batch rather than per record. Fresh each time:
+	// a task may keep the records after Put returns (until Flush).
+	slab := make([]sdk.SinkRecord, len(in))
+	ptrs := make([]*sdk.SinkRecord, 0, len(in))
+	if cap(r.origIdx) < len(in) {
+		r.origIdx = make([]int32, 0, len(in))
+	}
+	orig := r.origIdx[:0]
+	for i := range in {
+		rec, keep, fail := r.chain.Apply(in[i])
+		if fail != nil {
+			r.reported.Inc()
+			res.Failures = append(res.Failures, &pluginpb.SinkFailure{
+				Index: int32(i), Stage: string(fail.Stage), Class: fail.Class,
+				Message: fail.Err.Error(), Trace: fail.Error(),
+			})
+			continue
+		}
+		if !keep {
+			continue
+		}
+		slab[len(ptrs)] = *rec
+		ptrs = append(ptrs, &slab[len(ptrs)])
+		orig = append(orig, int32(i))
+	}
+	r.origIdx = orig
+
+	var (
+		mu    sync.Mutex
+		index map[*sdk.SinkRecord]int // built on the first ReportError only
+	)
+	r.tctx.mu.Lock()
+	r.tctx.report = func(rec *sdk.SinkRecord, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if index == nil {
+			index = make(map[*sdk.SinkRecord]int, len(ptrs))
+			for i, p := range ptrs {
+				index[p] = i
+			}
+		}
+		idx, ok := index[rec]
+		if !ok {
+			r.tctx.log.Error("ReportError called with a record that is not part of the current Put; ignored", "error", err)
+			return
+		}
+		r.reported.Inc()
+		res.Failures = append(res.Failures, &pluginpb.SinkFailure{
+			Index: orig[idx], Stage: string(sdk.StageTaskPut), Class: r.srv.spec.Class,
+			Message: err.Error(), Trace: fmt.Sprintf("%+v", err), Retriable: sdk.IsRetriable(err),
+		})
+	}
+	r.tctx.mu.Unlock()
+	var err error
+	if len(ptrs) > 0 {
+		err = r.task.Put(ctx, ptrs)
+	}
+	r.tctx.mu.Lock()
+	r.tctx.report = nil
+	r.tctx.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	res.Error = wire.ErrorToPB(err)
+	return res
+}
+
+func (r *sinkRunner) stopTask() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return r.task.Stop(ctx)
+}

@@ -1,0 +1,416 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/internal/wire"
+	"github.com/connectd/connectd/plugins/pluginpb"
+)
+
+// SourceTask serves one source task for the life of the stream.
+func (s *server) SourceTask(stream pluginpb.Plugin_SourceTaskServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return status.Error(codes.InvalidArgument, "the first message of a source task stream must be start")
+	}
+	sc, ok := s.conn.(sdk.SourceConnector)
+	if !ok {
+		return status.Errorf(codes.FailedPrecondition, "%s is not a source connector", s.spec.Class)
+	}
+	r := &sourceRunner{
+		srv: s, stream: stream, start: start,
+		credit: make(chan struct{}, 1),
+	}
+	return r.run(sc)
+}
+
+type sourceRunner struct {
+	srv    *server
+	stream pluginpb.Plugin_SourceTaskServer
+	start  *pluginpb.SourceStart
+	task   sdk.SourceTask
+	chain  *chain.Source
+	tctx   *sourceTaskContext
+
+	sendMu   sync.Mutex
+	lastSend time.Time
+
+	creditMu sync.Mutex
+	credits  int
+	credit   chan struct{} // wakes the poller when credits arrive
+
+	budget    int // byte budget per message
+	maxRecord int // largest record that fits a message
+	heartbeat time.Duration
+
+	// slab of reusable wire messages: a chunk is marshalled by Send before
+	// it returns, so the next chunk can reuse them.
+	slab []*pluginpb.SourceRecord
+
+	polls, polled, failures prometheus.Counter
+}
+
+func (r *sourceRunner) send(m *pluginpb.SourceResponse) error {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	r.lastSend = time.Now()
+	return r.stream.Send(m)
+}
+
+func (r *sourceRunner) fail(err error) error {
+	r.tctx.log.Error("source task failed", "error", err)
+	_ = r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Failed{Failed: wire.ErrorToPB(err)}})
+	return nil
+}
+
+func (r *sourceRunner) run(sc sdk.SourceConnector) error {
+	st := r.start
+	r.tctx = &sourceTaskContext{taskContext: newTaskContext(r.srv.log, st.GetConnector(), int(st.GetTask()))}
+	r.srv.addTask(r.tctx.reg)
+	defer r.srv.removeTask(r.tctx.reg)
+
+	r.budget = int(st.GetBatchBytes())
+	if r.budget <= 0 {
+		r.budget = wire.DefaultBatchBytes
+	}
+	r.maxRecord = r.srv.maxMsg - wire.MessageOverhead
+	r.budget = min(r.budget, r.maxRecord)
+	r.heartbeat = time.Duration(st.GetHeartbeatMillis()) * time.Millisecond
+	if r.heartbeat <= 0 {
+		r.heartbeat = 5 * time.Second
+	}
+	r.credits = int(st.GetCredits())
+	r.polls = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_polls_total", Help: "Poll calls that returned records."})
+	r.polled = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_polled_records_total", Help: "Records returned by Poll, before transforms."})
+	r.failures = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_chain_failures_total", Help: "Records that failed in a converter or transform."})
+	r.tctx.wrapped.MustRegister(r.polls, r.polled, r.failures)
+
+	offsets, err := offsetSnapshot(st.GetOffsets())
+	if err != nil {
+		return r.fail(err)
+	}
+	r.tctx.offsets = offsets
+	if st.GetProps()["transaction.boundary"] == "connector" {
+		r.tctx.tx = newTransactions()
+	}
+	r.chain, err = chain.NewSource(st.GetProps(), chain.Defaults(st.GetDefaults()))
+	if err != nil {
+		return r.fail(fmt.Errorf("converters and transforms: %w", err))
+	}
+	r.task = sc.NewTask()
+	ctx, cancel := context.WithCancel(r.stream.Context())
+	defer cancel()
+	if err := r.task.Start(ctx, r.tctx, st.GetProps()); err != nil {
+		return r.fail(fmt.Errorf("task start: %w", err))
+	}
+	if err := r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Started{Started: &pluginpb.Empty{}}}); err != nil {
+		r.stopTask()
+		return err
+	}
+
+	commits := make(chan *pluginpb.SourceCommit, 64)
+	pollDone := make(chan error, 1)
+	commitDone := make(chan struct{})
+	go func() { pollDone <- r.pollLoop(ctx) }()
+	go func() { defer close(commitDone); r.commitLoop(ctx, commits) }()
+
+	recvErr := make(chan error, 1)
+	stopReq := make(chan struct{})
+	go func() {
+		for {
+			m, err := r.stream.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			switch m := m.Msg.(type) {
+			case *pluginpb.SourceRequest_Credit:
+				r.addCredits(int(m.Credit.GetN()))
+			case *pluginpb.SourceRequest_Commit:
+				select {
+				case commits <- m.Commit:
+				case <-ctx.Done():
+					return
+				}
+			case *pluginpb.SourceRequest_Stop:
+				close(stopReq)
+				return
+			default:
+				recvErr <- fmt.Errorf("unexpected message %T on a running source task stream", m)
+				return
+			}
+		}
+	}()
+
+	var result error
+	select {
+	case <-stopReq:
+	case err := <-recvErr:
+		r.tctx.log.Info("source task stream closed by the host", "error", err)
+		result = err
+	case err := <-pollDone:
+		pollDone <- err // read again below
+		if err != nil {
+			_ = r.fail(err)
+		}
+	case <-r.srv.stopping:
+	}
+	cancel()
+	if err := <-pollDone; err != nil && !errors.Is(err, context.Canceled) && result == nil {
+		r.tctx.log.Debug("poll loop ended", "error", err)
+	}
+	<-commitDone
+	stopErr := r.stopTask()
+	if result != nil {
+		return result
+	}
+	if stopErr != nil {
+		return r.fail(fmt.Errorf("task stop: %w", stopErr))
+	}
+	return r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Stopped{Stopped: &pluginpb.Empty{}}})
+}
+
+func (r *sourceRunner) stopTask() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return r.task.Stop(ctx)
+}
+
+func (r *sourceRunner) addCredits(n int) {
+	r.creditMu.Lock()
+	r.credits += n
+	r.creditMu.Unlock()
+	select {
+	case r.credit <- struct{}{}:
+	default:
+	}
+}
+
+// takeCredit blocks until the host has granted a credit for one more poll
+// batch, then consumes it.
+func (r *sourceRunner) takeCredit(ctx context.Context) error {
+	for {
+		r.creditMu.Lock()
+		if r.credits > 0 {
+			r.credits--
+			r.creditMu.Unlock()
+			return nil
+		}
+		r.creditMu.Unlock()
+		select {
+		case <-r.credit:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *sourceRunner) returnCredit() { r.addCredits(1) }
+
+// pollLoop polls while the host grants credits. It returns nil when ctx is
+// done and the task's error when Poll fails for good.
+func (r *sourceRunner) pollLoop(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	var seq uint64
+	for {
+		if err := r.takeCredit(ctx); err != nil {
+			return nil
+		}
+		recs, err := r.task.Poll(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			if sdk.IsRetriable(err) {
+				r.tctx.log.Warn("poll failed, retrying", "error", err, "backoff", backoff)
+				r.returnCredit()
+				select {
+				case <-time.After(backoff):
+				case <-ctx.Done():
+					return nil
+				}
+				backoff = min(2*backoff, 10*time.Second)
+				continue
+			}
+			return fmt.Errorf("poll: %w", err)
+		}
+		backoff = 100 * time.Millisecond
+		var pending pluginpb.Boundary
+		if r.tctx.tx != nil {
+			pending = r.tctx.tx.peekPending()
+		}
+		if len(recs) == 0 && pending == pluginpb.Boundary_BOUNDARY_NONE {
+			r.returnCredit()
+			r.sendMu.Lock()
+			idle := time.Since(r.lastSend)
+			r.sendMu.Unlock()
+			if idle >= r.heartbeat {
+				if err := r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Heartbeat{Heartbeat: &pluginpb.Empty{}}}); err != nil {
+					return nil
+				}
+			}
+			continue
+		}
+		seq++
+		if err := r.sendBatch(seq, recs); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// sendBatch applies the chain to one poll result and sends it, split by
+// the byte budget.
+func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
+	r.polls.Inc()
+	r.polled.Add(float64(len(recs)))
+	batch := &pluginpb.SourceBatch{Seq: seq}
+	size := 0
+	used := 0
+	var lastKept *pluginpb.SourceRecord
+	offIndex := map[string]int{}
+	var offsets []*pluginpb.SourceOffset
+
+	flush := func(final bool) error {
+		batch.Records = r.slab[:used]
+		batch.Final = final
+		err := r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Batch{Batch: batch}})
+		batch.Records, batch.Failures = nil, nil
+		used, size = 0, 0
+		return err
+	}
+
+	for _, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		part, err := json.Marshal(rec.SourcePartition)
+		if err != nil {
+			return fmt.Errorf("source partition of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
+		}
+		off, err := json.Marshal(rec.SourceOffset)
+		if err != nil {
+			return fmt.Errorf("source offset of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
+		}
+		if i, ok := offIndex[string(part)]; ok {
+			offsets[i].Offset = off
+		} else {
+			offIndex[string(part)] = len(offsets)
+			offsets = append(offsets, &pluginpb.SourceOffset{Partition: part, Offset: off})
+		}
+		boundary := pluginpb.Boundary_BOUNDARY_NONE
+		if r.tctx.tx != nil {
+			boundary = r.tctx.tx.take(rec)
+		}
+
+		raw, keep, fail := r.chain.Apply(rec)
+		if fail == nil && keep && wire.RecordSize(&raw) > r.maxRecord {
+			fail = &chain.Failure{Stage: sdk.StageKafkaProduce, Class: "plugins",
+				Err: fmt.Errorf("record of %d bytes exceeds the plugin message limit of %d bytes (raise the host's MaxMessageBytes)", wire.RecordSize(&raw), r.srv.maxMsg)}
+		}
+		if fail != nil {
+			r.failures.Inc()
+			f := &pluginpb.SourceFailure{
+				Stage: string(fail.Stage), Class: fail.Class, Message: fail.Err.Error(), Trace: fail.Error(),
+				SourcePartition: part, SourceOffset: off, Topic: rec.Topic,
+				Key: bestEffortBytes(rec.Key), Value: bestEffortBytes(rec.Value),
+			}
+			size += 64 + len(f.Key) + len(f.Value) + len(f.Message)
+			batch.Failures = append(batch.Failures, f)
+			continue
+		}
+		if !keep {
+			continue // filtered: its offset still counts (offsets above)
+		}
+		n := wire.RecordSize(&raw) + len(part) + len(off)
+		if used > 0 && size+n > r.budget {
+			if err := flush(false); err != nil {
+				return err
+			}
+		}
+		if used == len(r.slab) {
+			r.slab = append(r.slab, &pluginpb.SourceRecord{Record: &pluginpb.Record{}})
+		}
+		sr := r.slab[used]
+		used++
+		wire.RawToPB(sr.Record, &raw)
+		sr.SourcePartition, sr.SourceOffset, sr.Boundary = part, off, boundary
+		lastKept = sr
+		size += n
+	}
+	if r.tctx.tx != nil {
+		if p := r.tctx.tx.takePending(); p != pluginpb.Boundary_BOUNDARY_NONE {
+			if lastKept != nil && used > 0 && r.slab[used-1] == lastKept {
+				lastKept.Boundary = p
+			} else {
+				batch.Boundary = p
+			}
+		}
+	}
+	batch.Polled = int32(len(recs))
+	batch.Offsets = offsets
+	return flush(true)
+}
+
+func bestEffortBytes(v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []byte:
+		return x
+	case string:
+		return []byte(x)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func (r *sourceRunner) commitLoop(ctx context.Context, commits <-chan *pluginpb.SourceCommit) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c := <-commits:
+			err := r.commit(ctx, c)
+			res := &pluginpb.CommitResult{Id: c.GetId(), Error: wire.ErrorToPB(err)}
+			if err := r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_CommitResult{CommitResult: res}}); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (r *sourceRunner) commit(ctx context.Context, c *pluginpb.SourceCommit) error {
+	offs := make([]sdk.SourceOffset, 0, len(c.GetOffsets()))
+	for _, o := range c.GetOffsets() {
+		var so sdk.SourceOffset
+		if err := json.Unmarshal(o.GetPartition(), &so.Partition); err != nil {
+			return fmt.Errorf("commit: source partition %q: %w", o.GetPartition(), err)
+		}
+		if err := json.Unmarshal(o.GetOffset(), &so.Offset); err != nil {
+			return fmt.Errorf("commit: source offset %q: %w", o.GetOffset(), err)
+		}
+		offs = append(offs, so)
+	}
+	return r.task.Commit(ctx, offs)
+}
