@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/connectd/connectd/framework/sdk"
 )
@@ -45,10 +46,30 @@ func benchSource(b *testing.B, props map[string]string, rec *sdk.SourceRecord) {
 	b.SetBytes(int64(len(out.Value)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for b.Loop() {
 		if _, _, fail := s.Apply(rec); fail != nil {
 			b.Fatal(fail)
 		}
+	}
+	cpu.report(b)
+}
+
+type cpuMeter struct {
+	start time.Duration
+	ok    bool
+}
+
+func startCPU() cpuMeter {
+	t, ok := processCPU()
+	return cpuMeter{start: t, ok: ok}
+}
+
+// report adds cpu-ns/record: process CPU time per iteration.
+func (m cpuMeter) report(b *testing.B) {
+	end, ok := processCPU()
+	if m.ok && ok && b.N > 0 {
+		b.ReportMetric(float64(end-m.start)/float64(b.N), "cpu-ns/record")
 	}
 }
 
@@ -64,11 +85,13 @@ func benchSink(b *testing.B, props map[string]string, in Raw) {
 	b.SetBytes(int64(len(in.Value)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for b.Loop() {
 		if _, fail := s.ApplyTo(in, &rec); fail != nil {
 			b.Fatal(fail)
 		}
 	}
+	cpu.report(b)
 }
 
 var (
@@ -128,20 +151,24 @@ func BenchmarkReferenceEncodingJSON(b *testing.B) {
 	b.Run("marshal", func(b *testing.B) {
 		b.SetBytes(int64(len(enc)))
 		b.ReportAllocs()
+		cpu := startCPU()
 		for b.Loop() {
 			if _, err := json.Marshal(v); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu.report(b)
 	})
 	b.Run("unmarshal", func(b *testing.B) {
 		b.SetBytes(int64(len(enc)))
 		b.ReportAllocs()
+		cpu := startCPU()
 		for b.Loop() {
 			var out map[string]any
 			if err := json.Unmarshal(enc, &out); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu.report(b)
 	})
 }

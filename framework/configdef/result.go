@@ -38,7 +38,8 @@ func Result(name string, keys []Key, groups []string, values []ConfigValue) Vali
 // PrefixedResult is the answer for a plugin's own sub-configuration (a
 // converter's key.converter.* keys), as Kafka's prefixedConfigInfos builds
 // it: every name gets prefix, groups are those of the keys, and ErrorCount
-// counts keys with errors.
+// counts keys with errors. Unlike Kafka, messages are rewritten to name
+// the full key ("for configuration value.converter.schemas.enable").
 func PrefixedResult(keys []Key, values []ConfigValue, prefix string) ValidationResult {
 	byName := make(map[string]Key, len(keys))
 	for _, k := range keys {
@@ -56,6 +57,13 @@ func PrefixedResult(keys []Key, values []ConfigValue, prefix string) ValidationR
 			k.Name = prefix + k.Name
 			info := k.Info()
 			ci.Definition = &info
+		}
+		if len(v.Errors) > 0 {
+			msgs := make([]string, len(v.Errors))
+			for i, m := range v.Errors {
+				msgs[i] = (&ConfigError{Key: v.Name, Message: m}).WithPrefix(prefix).Message
+			}
+			v.Errors = msgs
 		}
 		v.Name = prefix + v.Name
 		ci.Value = normalizeValue(v)

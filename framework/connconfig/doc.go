@@ -1,3 +1,24 @@
-// Package connconfig owns the framework's common connector configuration
-// keys and whole-config validation.
+// Package connconfig owns the configuration keys every connector has —
+// Kafka Connect's names, defaults, groups, documentation and validation for
+// name, connector.class, tasks.max, the converters, transforms and
+// predicates, errors.*, the sink keys (topics, topics.regex, the
+// dead-letter queue) and the source keys (exactly.once.support,
+// transaction.boundary, offsets.storage.topic) — and whole-config
+// validation: Validate answers PUT /connector-plugins/{p}/config/validate
+// exactly as Kafka's ConfigInfos, including the per-alias keys of each
+// transform and predicate (validated with the transform's own definition,
+// as Kafka's enriched ConfigDef does), the converters' own settings, the
+// connector's own keys and its Validate method. Parse and ParseErrorPolicy
+// give the worker the parsed settings.
+//
+// Connector-specific keys the definitions do not know are allowed, as in
+// Kafka. PASSWORD values are rendered "[hidden]".
+//
+// Not validated here, because it depends on the worker, not the config:
+// whether the worker has exactly-once source support enabled, and client
+// overrides (producer.override.* and friends), which are passed through.
+// topic.creation.* is not supported yet.
+//
+// What this package must not do: run connectors or talk to Kafka; it only
+// reads configuration.
 package connconfig

@@ -242,7 +242,7 @@ func DecimalFromBytes(b []byte, scale int32) Decimal {
 func DateToDays(t time.Time) (int32, error) {
 	ms := t.UnixMilli()
 	if t.Nanosecond()%int(time.Millisecond) != 0 || floorMod(ms, millisPerDay) != 0 {
-		return 0, errors.New("Kafka Connect Date type should not have any time fields set to non-zero values.")
+		return 0, &Error{Msg: "Kafka Connect Date type should not have any time fields set to non-zero values."}
 	}
 	days := floorDiv(ms, millisPerDay)
 	if days > math.MaxInt32 || days < math.MinInt32 {
@@ -259,7 +259,7 @@ func DaysToDate(days int32) time.Time { return time.UnixMilli(int64(days) * mill
 func TimeToMillis(t time.Time) (int32, error) {
 	ms := t.UnixMilli()
 	if ms < 0 || ms > millisPerDay {
-		return 0, errors.New("Kafka Connect Time type should not have any date fields set to non-zero values.")
+		return 0, &Error{Msg: "Kafka Connect Time type should not have any date fields set to non-zero values."}
 	}
 	return int32(ms), nil
 }

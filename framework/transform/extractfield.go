@@ -127,60 +127,64 @@ func (t *ExtractField) Apply(r *Record) (bool, error) {
 // `back.ticked` steps may contain dots; \` escapes a backtick inside one.
 func parseFieldPathV2(path string) ([]string, error) {
 	var steps []string
-	i := 0
-	for i < len(path) {
+	for i := 0; i < len(path); {
 		if path[i] != '`' {
 			j := strings.IndexByte(path[i:], '.')
 			if j < 0 {
 				steps = append(steps, path[i:])
-				i = len(path)
 				break
 			}
 			steps = append(steps, path[i:i+j])
 			i += j + 1
 			continue
 		}
-		open := i
-		i++
-		var b strings.Builder
-		start := i
-		for {
-			j := strings.IndexByte(path[i:], '`')
-			if j < 0 {
-				return nil, incompleteBacktick(path, open)
-			}
-			i += j
-			escaped := path[i-1] == '\\'
-			if i >= len(path)-1 { // closing backtick ends the path
-				if escaped {
-					return nil, incompleteBacktick(path, open)
-				}
-				b.WriteString(path[start:i])
-				steps = append(steps, b.String())
-				i++
-				break
-			}
-			if path[i+1] != '.' { // a backtick inside the name
-				i++
-				continue
-			}
-			if escaped {
-				b.WriteString(path[start : i-1])
-				b.WriteByte('`')
-				i++
-				start = i
-				continue
-			}
-			b.WriteString(path[start:i])
-			steps = append(steps, b.String())
-			i += 2
-			break
+		step, next, err := backtickStep(path, i)
+		if err != nil {
+			return nil, err
 		}
+		steps = append(steps, step)
+		i = next
 	}
 	if path != "" && path[len(path)-1] == '.' {
 		steps = append(steps, "")
 	}
 	return steps, nil
+}
+
+// backtickStep reads the step that starts with the backtick at open and
+// returns it with the index after its closing backtick (and dot).
+func backtickStep(path string, open int) (string, int, error) {
+	var b strings.Builder
+	i := open + 1
+	start := i
+	for {
+		j := strings.IndexByte(path[i:], '`')
+		if j < 0 {
+			return "", 0, incompleteBacktick(path, open)
+		}
+		i += j
+		escaped := path[i-1] == '\\'
+		if i >= len(path)-1 { // the closing backtick ends the path
+			if escaped {
+				return "", 0, incompleteBacktick(path, open)
+			}
+			b.WriteString(path[start:i])
+			return b.String(), i + 1, nil
+		}
+		if path[i+1] != '.' { // a backtick inside the name
+			i++
+			continue
+		}
+		if escaped {
+			b.WriteString(path[start : i-1])
+			b.WriteByte('`')
+			i++
+			start = i
+			continue
+		}
+		b.WriteString(path[start:i])
+		return b.String(), i + 2, nil // past the backtick and the dot
+	}
 }
 
 func incompleteBacktick(path string, at int) error {

@@ -146,7 +146,7 @@ func javaReplacement(repl string, re *regexp.Regexp) (string, error) {
 		case '$':
 			i++
 			if i >= len(repl) {
-				return "", fmt.Errorf("Illegal group reference: group index is missing")
+				return "", fmt.Errorf("illegal group reference: group index is missing")
 			}
 			if repl[i] == '{' {
 				end := strings.IndexByte(repl[i:], '}')
@@ -155,18 +155,18 @@ func javaReplacement(repl string, re *regexp.Regexp) (string, error) {
 				}
 				name := repl[i+1 : i+end]
 				if name == "" || re.SubexpIndex(name) < 0 {
-					return "", fmt.Errorf("No group with name {%s}", name)
+					return "", fmt.Errorf("no group with name {%s}", name)
 				}
 				b.WriteString("${" + name + "}")
 				i += end + 1
 				continue
 			}
 			if repl[i] < '0' || repl[i] > '9' {
-				return "", fmt.Errorf("Illegal group reference")
+				return "", fmt.Errorf("illegal group reference")
 			}
 			ref := int(repl[i] - '0')
 			if ref > groups {
-				return "", fmt.Errorf("No group %d", ref)
+				return "", fmt.Errorf("no group %d", ref)
 			}
 			i++
 			for i < len(repl) && repl[i] >= '0' && repl[i] <= '9' {
