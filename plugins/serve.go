@@ -53,7 +53,9 @@ func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			// grpc-go's server accepts 4 MiB by default; records up to the
 			// host's message limit must fit.
-			opts = append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
+			opts = append(opts, grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+				grpc.InitialWindowSize(wire.StreamWindowBytes), grpc.InitialConnWindowSize(wire.ConnWindowBytes),
+				grpc.WriteBufferSize(wire.SocketBufferBytes), grpc.ReadBufferSize(wire.SocketBufferBytes))
 			return grpc.NewServer(opts...)
 		},
 		Logger: hclog.New(&hclog.LoggerOptions{

@@ -163,6 +163,7 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 		putRecs  []chain.Raw
 		putBytes int
 		open     bool
+		dec      wire.Decoder
 	)
 	for {
 		m, err := r.stream.Recv()
@@ -179,12 +180,22 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 				return
 			}
 			if !open {
-				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, len(p.GetRecords())), 0
+				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, p.GetCount()), 0
 			}
-			for _, rec := range p.GetRecords() {
-				putRecs = append(putRecs, wire.RawFromPB(rec))
-				putBytes += len(rec.Key) + len(rec.Value)
+			// Records alias the received message's buffer: no copy.
+			dec.Reset(p.GetRecords())
+			for range p.GetCount() {
+				putRecs = append(putRecs, chain.Raw{})
+				if err := dec.Record(&putRecs[len(putRecs)-1]); err != nil {
+					recvErr <- fmt.Errorf("protocol error: put %d: %w", putID, err)
+					return
+				}
 			}
+			if dec.Len() != 0 {
+				recvErr <- fmt.Errorf("protocol error: put %d: %d bytes after %d records", putID, dec.Len(), p.GetCount())
+				return
+			}
+			putBytes += len(p.GetRecords())
 			if !p.GetFinal() {
 				continue
 			}
@@ -255,9 +266,7 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 	r.batches.Inc()
 	r.records.Add(float64(len(in)))
 	res := &pluginpb.SinkResult{Id: id}
-	// One allocation per batch rather than per record. Fresh each time:
-	// a task may keep the records after Put returns (until Flush).
-	slab := make([]sdk.SinkRecord, len(in))
+	// Fresh each time: a task may keep the records after Put returns.
 	ptrs := make([]*sdk.SinkRecord, 0, len(in))
 	if cap(r.origIdx) < len(in) {
 		r.origIdx = make([]int32, 0, len(in))
@@ -276,8 +285,7 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 		if !keep {
 			continue
 		}
-		slab[len(ptrs)] = *rec
-		ptrs = append(ptrs, &slab[len(ptrs)])
+		ptrs = append(ptrs, rec)
 		orig = append(orig, int32(i))
 	}
 	r.origIdx = orig

@@ -58,9 +58,9 @@ type sourceRunner struct {
 	maxRecord int // largest record that fits a message
 	heartbeat time.Duration
 
-	// slab of reusable wire messages: a chunk is marshalled by Send before
-	// it returns, so the next chunk can reuse them.
-	slab []*pluginpb.SourceRecord
+	// packed is the reused encoding buffer: Send marshals a chunk before
+	// it returns, so the next chunk can reuse it.
+	packed []byte
 
 	polls, polled, failures prometheus.Counter
 }
@@ -282,18 +282,19 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 	r.polls.Inc()
 	r.polled.Add(float64(len(recs)))
 	batch := &pluginpb.SourceBatch{Seq: seq}
-	size := 0
-	used := 0
-	var lastKept *pluginpb.SourceRecord
+	buf := r.packed[:0]
+	count := 0
+	size := 0      // failures' share of the budget
+	lastKept := -1 // start of the last kept record's boundary byte in buf
 	offIndex := map[string]int{}
 	var offsets []*pluginpb.SourceOffset
 
 	flush := func(final bool) error {
-		batch.Records = r.slab[:used]
-		batch.Final = final
+		batch.Records, batch.Count, batch.Final = buf, int32(count), final
 		err := r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Batch{Batch: batch}})
 		batch.Records, batch.Failures = nil, nil
-		used, size = 0, 0
+		r.packed = buf[:0]
+		buf, count, size, lastKept = buf[:0], 0, 0, -1
 		return err
 	}
 
@@ -340,25 +341,20 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 			continue // filtered: its offset still counts (offsets above)
 		}
 		n := wire.RecordSize(&raw) + len(part) + len(off)
-		if used > 0 && size+n > r.budget {
+		if count > 0 && len(buf)+size+n > r.budget {
 			if err := flush(false); err != nil {
 				return err
 			}
 		}
-		if used == len(r.slab) {
-			r.slab = append(r.slab, &pluginpb.SourceRecord{Record: &pluginpb.Record{}})
-		}
-		sr := r.slab[used]
-		used++
-		wire.RawToPB(sr.Record, &raw)
-		sr.SourcePartition, sr.SourceOffset, sr.Boundary = part, off, boundary
-		lastKept = sr
-		size += n
+		buf = wire.AppendRecord(buf, &raw)
+		buf = wire.AppendSourceExtras(buf, part, off, byte(boundary))
+		lastKept = len(buf) - 1
+		count++
 	}
 	if r.tctx.tx != nil {
 		if p := r.tctx.tx.takePending(); p != pluginpb.Boundary_BOUNDARY_NONE {
-			if lastKept != nil && used > 0 && r.slab[used-1] == lastKept {
-				lastKept.Boundary = p
+			if lastKept >= 0 {
+				buf[lastKept] = byte(p) // the last record of this poll
 			} else {
 				batch.Boundary = p
 			}
@@ -366,7 +362,11 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 	}
 	batch.Polled = int32(len(recs))
 	batch.Offsets = offsets
-	return flush(true)
+	err := flush(true)
+	if cap(r.packed) > 4*r.budget {
+		r.packed = nil // do not keep a 16 MiB record's buffer forever
+	}
+	return err
 }
 
 func bestEffortBytes(v any) []byte {

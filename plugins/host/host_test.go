@@ -281,7 +281,7 @@ func TestSinkFlowControl(t *testing.T) {
 	puts, _ := gauge(t, fams, "testsink_puts_total")
 	concurrent, _ := gauge(t, fams, "testsink_max_concurrent_puts")
 	t.Logf("held batches max %v, held bytes max %v, puts %v, concurrent %v", held, heldBytes, puts, concurrent)
-	if held != 2 || heldBytes > 2*64*(16<<10) || puts != 40 || concurrent != 1 {
+	if held != 2 || heldBytes > 2*64*(16<<10+64) || puts != 40 || concurrent != 1 {
 		t.Fatalf("held batches max %v (want 2 = credits), held bytes max %v, puts %v, concurrent puts %v", held, heldBytes, puts, concurrent)
 	}
 	if labels["connector"] != "slow" || labels["task"] != "3" {

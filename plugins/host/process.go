@@ -133,8 +133,11 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		// go-plugin's own logger is off: it would log every plugin line a
 		// second time. stderrSink does the merging.
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
-		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes))},
+		GRPCDialOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)),
+			grpc.WithInitialWindowSize(wire.StreamWindowBytes), grpc.WithInitialConnWindowSize(wire.ConnWindowBytes),
+			grpc.WithWriteBufferSize(wire.SocketBufferBytes), grpc.WithReadBufferSize(wire.SocketBufferBytes),
+		},
 	})
 
 	type result struct {

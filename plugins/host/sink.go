@@ -48,7 +48,7 @@ type SinkTask struct {
 	credits chan struct{} // one token per put batch the plugin accepts
 
 	sendMu sync.Mutex
-	slab   []*pluginpb.Record // reused wire records (guarded by sendMu)
+	packed []byte // reused encoding buffer (guarded by sendMu)
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -321,32 +321,28 @@ func (t *SinkTask) sendPut(id uint64, records []chain.Raw) error {
 	budget := t.p.opts.BatchBytes
 	put := &pluginpb.SinkPut{Id: id}
 	req := &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Put{Put: put}}
-	used, size := 0, 0
+	buf, count := t.packed[:0], 0
 	flush := func(final bool) error {
-		put.Records, put.Final = t.slab[:used], final
-		err := t.stream.Send(req)
-		// Drop references to the caller's bytes; keep the messages.
-		for _, r := range t.slab[:used] {
-			r.Key, r.Value = nil, nil
-		}
-		used, size = 0, 0
+		put.Records, put.Count, put.Final = buf, int32(count), final
+		err := t.stream.Send(req) // marshals before returning: buf is free again
+		t.packed = buf[:0]
+		buf, count = buf[:0], 0
 		return err
 	}
 	for i := range records {
-		n := wire.RecordSize(&records[i])
-		if used > 0 && size+n > budget {
+		if count > 0 && len(buf)+wire.RecordSize(&records[i]) > budget {
 			if err := flush(false); err != nil {
 				return err
 			}
 		}
-		if used == len(t.slab) {
-			t.slab = append(t.slab, &pluginpb.Record{})
-		}
-		wire.RawToPB(t.slab[used], &records[i])
-		used++
-		size += n
+		buf = wire.AppendRecord(buf, &records[i])
+		count++
 	}
-	return flush(true)
+	err := flush(true)
+	if cap(t.packed) > 4*budget {
+		t.packed = nil // do not keep a 16 MiB record's buffer forever
+	}
+	return err
 }
 
 // Stop stops the task (its Stop runs in the plugin) and ends the stream.

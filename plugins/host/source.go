@@ -193,6 +193,7 @@ func (t *SourceTask) receive() {
 		asm     *SourceBatch
 		asmSeq  uint64
 		lastSeq uint64
+		dec     wire.Decoder
 	)
 	for {
 		m, err := t.stream.Recv()
@@ -219,7 +220,7 @@ func (t *SourceTask) receive() {
 				t.fail(t.protoErr("batch seq %d while batch %d is incomplete", b.GetSeq(), asmSeq))
 				return
 			}
-			if err := appendBatch(asm, b); err != nil {
+			if err := appendBatch(asm, b, &dec); err != nil {
 				t.fail(t.protoErr("%v", err))
 				return
 			}
@@ -271,25 +272,31 @@ func (t *SourceTask) protoErr(format string, args ...any) error {
 	return fmt.Errorf("plugin %s: source task %s: %w: %s", t.p.m.Name, t.name, ErrProtocol, fmt.Sprintf(format, args...))
 }
 
-func appendBatch(dst *SourceBatch, b *pluginpb.SourceBatch) error {
+func appendBatch(dst *SourceBatch, b *pluginpb.SourceBatch, dec *wire.Decoder) error {
 	if dst.Records == nil {
-		dst.Records = make([]SourceRecord, 0, len(b.GetRecords()))
+		dst.Records = make([]SourceRecord, 0, b.GetCount())
 	}
-	for _, r := range b.GetRecords() {
-		if r.GetRecord() == nil {
-			return errors.New("record without body")
+	dec.Reset(b.GetRecords())
+	for range b.GetCount() {
+		dst.Records = append(dst.Records, SourceRecord{})
+		r := &dst.Records[len(dst.Records)-1]
+		if err := dec.Record(&r.Raw); err != nil {
+			return err
 		}
-		if !isJSONObject(r.GetSourcePartition()) || !isJSONObject(r.GetSourceOffset()) {
-			return fmt.Errorf("record for topic %q: source partition and offset must be JSON objects", r.GetRecord().GetTopic())
+		part, off, boundary, err := dec.SourceExtras()
+		if err != nil {
+			return err
 		}
-		if r.GetRecord().GetPartition() < sdk.AnyPartition || r.GetRecord().GetTopic() == "" {
-			return fmt.Errorf("record with topic %q and partition %d", r.GetRecord().GetTopic(), r.GetRecord().GetPartition())
+		if !isJSONObject(part) || !isJSONObject(off) {
+			return fmt.Errorf("record for topic %q: source partition and offset must be JSON objects", r.Topic)
 		}
-		dst.Records = append(dst.Records, SourceRecord{
-			Raw:             wire.RawFromPB(r.GetRecord()),
-			SourcePartition: r.GetSourcePartition(), SourceOffset: r.GetSourceOffset(),
-			Boundary: Boundary(r.GetBoundary()),
-		})
+		if r.Partition < sdk.AnyPartition || r.Topic == "" {
+			return fmt.Errorf("record with topic %q and partition %d", r.Topic, r.Partition)
+		}
+		r.SourcePartition, r.SourceOffset, r.Boundary = part, off, Boundary(boundary)
+	}
+	if dec.Len() != 0 {
+		return fmt.Errorf("%d bytes after %d records", dec.Len(), b.GetCount())
 	}
 	for _, f := range b.GetFailures() {
 		dst.Failures = append(dst.Failures, SourceFailure{

@@ -1131,183 +1131,6 @@ func (x *Error) GetRetriable() bool {
 	return false
 }
 
-type Header struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Value         []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
-	ValueNull     bool                   `protobuf:"varint,3,opt,name=value_null,json=valueNull,proto3" json:"value_null,omitempty"` // distinguishes null from empty bytes
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *Header) Reset() {
-	*x = Header{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[18]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Header) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Header) ProtoMessage() {}
-
-func (x *Header) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[18]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Header.ProtoReflect.Descriptor instead.
-func (*Header) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{18}
-}
-
-func (x *Header) GetKey() string {
-	if x != nil {
-		return x.Key
-	}
-	return ""
-}
-
-func (x *Header) GetValue() []byte {
-	if x != nil {
-		return x.Value
-	}
-	return nil
-}
-
-func (x *Header) GetValueNull() bool {
-	if x != nil {
-		return x.ValueNull
-	}
-	return false
-}
-
-// Record is one record as Kafka has it (bytes after converters).
-type Record struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	Topic              string                 `protobuf:"bytes,1,opt,name=topic,proto3" json:"topic,omitempty"`
-	Partition          int32                  `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
-	Offset             int64                  `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"` // sink side only
-	Key                []byte                 `protobuf:"bytes,4,opt,name=key,proto3" json:"key,omitempty"`
-	Value              []byte                 `protobuf:"bytes,5,opt,name=value,proto3" json:"value,omitempty"`
-	KeyNull            bool                   `protobuf:"varint,6,opt,name=key_null,json=keyNull,proto3" json:"key_null,omitempty"` // distinguishes null from empty bytes
-	ValueNull          bool                   `protobuf:"varint,7,opt,name=value_null,json=valueNull,proto3" json:"value_null,omitempty"`
-	Headers            []*Header              `protobuf:"bytes,8,rep,name=headers,proto3" json:"headers,omitempty"`
-	TimestampUnixNanos int64                  `protobuf:"varint,9,opt,name=timestamp_unix_nanos,json=timestampUnixNanos,proto3" json:"timestamp_unix_nanos,omitempty"` // 0 = unset
-	HasTimestamp       bool                   `protobuf:"varint,10,opt,name=has_timestamp,json=hasTimestamp,proto3" json:"has_timestamp,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
-}
-
-func (x *Record) Reset() {
-	*x = Record{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[19]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *Record) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*Record) ProtoMessage() {}
-
-func (x *Record) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[19]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use Record.ProtoReflect.Descriptor instead.
-func (*Record) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{19}
-}
-
-func (x *Record) GetTopic() string {
-	if x != nil {
-		return x.Topic
-	}
-	return ""
-}
-
-func (x *Record) GetPartition() int32 {
-	if x != nil {
-		return x.Partition
-	}
-	return 0
-}
-
-func (x *Record) GetOffset() int64 {
-	if x != nil {
-		return x.Offset
-	}
-	return 0
-}
-
-func (x *Record) GetKey() []byte {
-	if x != nil {
-		return x.Key
-	}
-	return nil
-}
-
-func (x *Record) GetValue() []byte {
-	if x != nil {
-		return x.Value
-	}
-	return nil
-}
-
-func (x *Record) GetKeyNull() bool {
-	if x != nil {
-		return x.KeyNull
-	}
-	return false
-}
-
-func (x *Record) GetValueNull() bool {
-	if x != nil {
-		return x.ValueNull
-	}
-	return false
-}
-
-func (x *Record) GetHeaders() []*Header {
-	if x != nil {
-		return x.Headers
-	}
-	return nil
-}
-
-func (x *Record) GetTimestampUnixNanos() int64 {
-	if x != nil {
-		return x.TimestampUnixNanos
-	}
-	return 0
-}
-
-func (x *Record) GetHasTimestamp() bool {
-	if x != nil {
-		return x.HasTimestamp
-	}
-	return false
-}
-
 // SourceOffset is one source partition's position, both JSON object bytes.
 type SourceOffset struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1319,7 +1142,7 @@ type SourceOffset struct {
 
 func (x *SourceOffset) Reset() {
 	*x = SourceOffset{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[20]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1331,7 +1154,7 @@ func (x *SourceOffset) String() string {
 func (*SourceOffset) ProtoMessage() {}
 
 func (x *SourceOffset) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[20]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1344,7 +1167,7 @@ func (x *SourceOffset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceOffset.ProtoReflect.Descriptor instead.
 func (*SourceOffset) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SourceOffset) GetPartition() []byte {
@@ -1359,74 +1182,6 @@ func (x *SourceOffset) GetOffset() []byte {
 		return x.Offset
 	}
 	return nil
-}
-
-type SourceRecord struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Record          *Record                `protobuf:"bytes,1,opt,name=record,proto3" json:"record,omitempty"`
-	SourcePartition []byte                 `protobuf:"bytes,2,opt,name=source_partition,json=sourcePartition,proto3" json:"source_partition,omitempty"`
-	SourceOffset    []byte                 `protobuf:"bytes,3,opt,name=source_offset,json=sourceOffset,proto3" json:"source_offset,omitempty"`
-	Boundary        Boundary               `protobuf:"varint,4,opt,name=boundary,proto3,enum=connectd.plugin.v1.Boundary" json:"boundary,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
-}
-
-func (x *SourceRecord) Reset() {
-	*x = SourceRecord{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[21]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SourceRecord) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SourceRecord) ProtoMessage() {}
-
-func (x *SourceRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[21]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SourceRecord.ProtoReflect.Descriptor instead.
-func (*SourceRecord) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{21}
-}
-
-func (x *SourceRecord) GetRecord() *Record {
-	if x != nil {
-		return x.Record
-	}
-	return nil
-}
-
-func (x *SourceRecord) GetSourcePartition() []byte {
-	if x != nil {
-		return x.SourcePartition
-	}
-	return nil
-}
-
-func (x *SourceRecord) GetSourceOffset() []byte {
-	if x != nil {
-		return x.SourceOffset
-	}
-	return nil
-}
-
-func (x *SourceRecord) GetBoundary() Boundary {
-	if x != nil {
-		return x.Boundary
-	}
-	return Boundary_BOUNDARY_NONE
 }
 
 type SourceFailure struct {
@@ -1446,7 +1201,7 @@ type SourceFailure struct {
 
 func (x *SourceFailure) Reset() {
 	*x = SourceFailure{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[22]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1213,7 @@ func (x *SourceFailure) String() string {
 func (*SourceFailure) ProtoMessage() {}
 
 func (x *SourceFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[22]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1226,7 @@ func (x *SourceFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceFailure.ProtoReflect.Descriptor instead.
 func (*SourceFailure) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SourceFailure) GetStage() string {
@@ -1547,7 +1302,7 @@ type TopicPartition struct {
 
 func (x *TopicPartition) Reset() {
 	*x = TopicPartition{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[23]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1559,7 +1314,7 @@ func (x *TopicPartition) String() string {
 func (*TopicPartition) ProtoMessage() {}
 
 func (x *TopicPartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[23]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1572,7 +1327,7 @@ func (x *TopicPartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicPartition.ProtoReflect.Descriptor instead.
 func (*TopicPartition) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TopicPartition) GetTopic() string {
@@ -1600,7 +1355,7 @@ type TopicPartitionOffset struct {
 
 func (x *TopicPartitionOffset) Reset() {
 	*x = TopicPartitionOffset{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[24]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1367,7 @@ func (x *TopicPartitionOffset) String() string {
 func (*TopicPartitionOffset) ProtoMessage() {}
 
 func (x *TopicPartitionOffset) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[24]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1380,7 @@ func (x *TopicPartitionOffset) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicPartitionOffset.ProtoReflect.Descriptor instead.
 func (*TopicPartitionOffset) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TopicPartitionOffset) GetTopic() string {
@@ -1664,7 +1419,7 @@ type SourceRequest struct {
 
 func (x *SourceRequest) Reset() {
 	*x = SourceRequest{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[25]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1431,7 @@ func (x *SourceRequest) String() string {
 func (*SourceRequest) ProtoMessage() {}
 
 func (x *SourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[25]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1444,7 @@ func (x *SourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceRequest.ProtoReflect.Descriptor instead.
 func (*SourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SourceRequest) GetMsg() isSourceRequest_Msg {
@@ -1779,7 +1534,7 @@ type SourceStart struct {
 
 func (x *SourceStart) Reset() {
 	*x = SourceStart{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[26]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +1546,7 @@ func (x *SourceStart) String() string {
 func (*SourceStart) ProtoMessage() {}
 
 func (x *SourceStart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[26]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +1559,7 @@ func (x *SourceStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceStart.ProtoReflect.Descriptor instead.
 func (*SourceStart) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SourceStart) GetConnector() string {
@@ -1872,7 +1627,7 @@ type Credit struct {
 
 func (x *Credit) Reset() {
 	*x = Credit{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[27]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1884,7 +1639,7 @@ func (x *Credit) String() string {
 func (*Credit) ProtoMessage() {}
 
 func (x *Credit) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[27]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1897,7 +1652,7 @@ func (x *Credit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credit.ProtoReflect.Descriptor instead.
 func (*Credit) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Credit) GetN() int32 {
@@ -1917,7 +1672,7 @@ type SourceCommit struct {
 
 func (x *SourceCommit) Reset() {
 	*x = SourceCommit{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[28]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +1684,7 @@ func (x *SourceCommit) String() string {
 func (*SourceCommit) ProtoMessage() {}
 
 func (x *SourceCommit) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[28]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +1697,7 @@ func (x *SourceCommit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceCommit.ProtoReflect.Descriptor instead.
 func (*SourceCommit) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SourceCommit) GetId() uint64 {
@@ -1976,7 +1731,7 @@ type SourceResponse struct {
 
 func (x *SourceResponse) Reset() {
 	*x = SourceResponse{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[29]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1988,7 +1743,7 @@ func (x *SourceResponse) String() string {
 func (*SourceResponse) ProtoMessage() {}
 
 func (x *SourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[29]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,7 +1756,7 @@ func (x *SourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceResponse.ProtoReflect.Descriptor instead.
 func (*SourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SourceResponse) GetMsg() isSourceResponse_Msg {
@@ -2112,7 +1867,8 @@ func (*SourceResponse_Heartbeat) isSourceResponse_Msg() {}
 type SourceBatch struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Seq      uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Records  []*SourceRecord        `protobuf:"bytes,2,rep,name=records,proto3" json:"records,omitempty"`
+	Records  []byte                 `protobuf:"bytes,2,opt,name=records,proto3" json:"records,omitempty"` // packed source records
+	Count    int32                  `protobuf:"varint,8,opt,name=count,proto3" json:"count,omitempty"`    // records in this part
 	Failures []*SourceFailure       `protobuf:"bytes,3,rep,name=failures,proto3" json:"failures,omitempty"`
 	Polled   int32                  `protobuf:"varint,4,opt,name=polled,proto3" json:"polled,omitempty"` // set on the final part
 	Final    bool                   `protobuf:"varint,5,opt,name=final,proto3" json:"final,omitempty"`
@@ -2129,7 +1885,7 @@ type SourceBatch struct {
 
 func (x *SourceBatch) Reset() {
 	*x = SourceBatch{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[30]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2141,7 +1897,7 @@ func (x *SourceBatch) String() string {
 func (*SourceBatch) ProtoMessage() {}
 
 func (x *SourceBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[30]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2154,7 +1910,7 @@ func (x *SourceBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceBatch.ProtoReflect.Descriptor instead.
 func (*SourceBatch) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SourceBatch) GetSeq() uint64 {
@@ -2164,11 +1920,18 @@ func (x *SourceBatch) GetSeq() uint64 {
 	return 0
 }
 
-func (x *SourceBatch) GetRecords() []*SourceRecord {
+func (x *SourceBatch) GetRecords() []byte {
 	if x != nil {
 		return x.Records
 	}
 	return nil
+}
+
+func (x *SourceBatch) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
 }
 
 func (x *SourceBatch) GetFailures() []*SourceFailure {
@@ -2216,7 +1979,7 @@ type CommitResult struct {
 
 func (x *CommitResult) Reset() {
 	*x = CommitResult{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[31]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +1991,7 @@ func (x *CommitResult) String() string {
 func (*CommitResult) ProtoMessage() {}
 
 func (x *CommitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[31]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2004,7 @@ func (x *CommitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResult.ProtoReflect.Descriptor instead.
 func (*CommitResult) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CommitResult) GetId() uint64 {
@@ -2275,7 +2038,7 @@ type SinkRequest struct {
 
 func (x *SinkRequest) Reset() {
 	*x = SinkRequest{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[32]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2287,7 +2050,7 @@ func (x *SinkRequest) String() string {
 func (*SinkRequest) ProtoMessage() {}
 
 func (x *SinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[32]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2300,7 +2063,7 @@ func (x *SinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkRequest.ProtoReflect.Descriptor instead.
 func (*SinkRequest) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SinkRequest) GetMsg() isSinkRequest_Msg {
@@ -2416,7 +2179,7 @@ type SinkStart struct {
 
 func (x *SinkStart) Reset() {
 	*x = SinkStart{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[33]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2428,7 +2191,7 @@ func (x *SinkStart) String() string {
 func (*SinkStart) ProtoMessage() {}
 
 func (x *SinkStart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[33]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2441,7 +2204,7 @@ func (x *SinkStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkStart.ProtoReflect.Descriptor instead.
 func (*SinkStart) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SinkStart) GetConnector() string {
@@ -2482,7 +2245,7 @@ type SinkPartitions struct {
 
 func (x *SinkPartitions) Reset() {
 	*x = SinkPartitions{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[34]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2257,7 @@ func (x *SinkPartitions) String() string {
 func (*SinkPartitions) ProtoMessage() {}
 
 func (x *SinkPartitions) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[34]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2270,7 @@ func (x *SinkPartitions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkPartitions.ProtoReflect.Descriptor instead.
 func (*SinkPartitions) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SinkPartitions) GetId() uint64 {
@@ -2528,15 +2291,16 @@ func (x *SinkPartitions) GetPartitions() []*TopicPartition {
 type SinkPut struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Records       []*Record              `protobuf:"bytes,2,rep,name=records,proto3" json:"records,omitempty"`
+	Records       []byte                 `protobuf:"bytes,2,opt,name=records,proto3" json:"records,omitempty"` // packed records
 	Final         bool                   `protobuf:"varint,3,opt,name=final,proto3" json:"final,omitempty"`
+	Count         int32                  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"` // records in this part
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SinkPut) Reset() {
 	*x = SinkPut{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[35]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2312,7 @@ func (x *SinkPut) String() string {
 func (*SinkPut) ProtoMessage() {}
 
 func (x *SinkPut) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[35]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2325,7 @@ func (x *SinkPut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkPut.ProtoReflect.Descriptor instead.
 func (*SinkPut) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SinkPut) GetId() uint64 {
@@ -2571,7 +2335,7 @@ func (x *SinkPut) GetId() uint64 {
 	return 0
 }
 
-func (x *SinkPut) GetRecords() []*Record {
+func (x *SinkPut) GetRecords() []byte {
 	if x != nil {
 		return x.Records
 	}
@@ -2585,6 +2349,13 @@ func (x *SinkPut) GetFinal() bool {
 	return false
 }
 
+func (x *SinkPut) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 type SinkFlush struct {
 	state         protoimpl.MessageState  `protogen:"open.v1"`
 	Id            uint64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -2595,7 +2366,7 @@ type SinkFlush struct {
 
 func (x *SinkFlush) Reset() {
 	*x = SinkFlush{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[36]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2378,7 @@ func (x *SinkFlush) String() string {
 func (*SinkFlush) ProtoMessage() {}
 
 func (x *SinkFlush) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[36]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2391,7 @@ func (x *SinkFlush) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkFlush.ProtoReflect.Descriptor instead.
 func (*SinkFlush) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SinkFlush) GetId() uint64 {
@@ -2646,7 +2417,7 @@ type SinkStop struct {
 
 func (x *SinkStop) Reset() {
 	*x = SinkStop{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[37]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2658,7 +2429,7 @@ func (x *SinkStop) String() string {
 func (*SinkStop) ProtoMessage() {}
 
 func (x *SinkStop) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[37]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2671,7 +2442,7 @@ func (x *SinkStop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkStop.ProtoReflect.Descriptor instead.
 func (*SinkStop) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SinkStop) GetId() uint64 {
@@ -2696,7 +2467,7 @@ type SinkResponse struct {
 
 func (x *SinkResponse) Reset() {
 	*x = SinkResponse{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[38]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2708,7 +2479,7 @@ func (x *SinkResponse) String() string {
 func (*SinkResponse) ProtoMessage() {}
 
 func (x *SinkResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[38]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2721,7 +2492,7 @@ func (x *SinkResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkResponse.ProtoReflect.Descriptor instead.
 func (*SinkResponse) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SinkResponse) GetMsg() isSinkResponse_Msg {
@@ -2804,7 +2575,7 @@ type SinkStarted struct {
 
 func (x *SinkStarted) Reset() {
 	*x = SinkStarted{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[39]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2816,7 +2587,7 @@ func (x *SinkStarted) String() string {
 func (*SinkStarted) ProtoMessage() {}
 
 func (x *SinkStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[39]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2829,7 +2600,7 @@ func (x *SinkStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkStarted.ProtoReflect.Descriptor instead.
 func (*SinkStarted) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SinkStarted) GetCredits() int32 {
@@ -2853,7 +2624,7 @@ type SinkFailure struct {
 
 func (x *SinkFailure) Reset() {
 	*x = SinkFailure{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[40]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2865,7 +2636,7 @@ func (x *SinkFailure) String() string {
 func (*SinkFailure) ProtoMessage() {}
 
 func (x *SinkFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[40]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2878,7 +2649,7 @@ func (x *SinkFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkFailure.ProtoReflect.Descriptor instead.
 func (*SinkFailure) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SinkFailure) GetIndex() int32 {
@@ -2936,7 +2707,7 @@ type SinkResult struct {
 
 func (x *SinkResult) Reset() {
 	*x = SinkResult{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[41]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2948,7 +2719,7 @@ func (x *SinkResult) String() string {
 func (*SinkResult) ProtoMessage() {}
 
 func (x *SinkResult) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[41]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2961,7 +2732,7 @@ func (x *SinkResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkResult.ProtoReflect.Descriptor instead.
 func (*SinkResult) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{41}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SinkResult) GetId() uint64 {
@@ -3000,7 +2771,7 @@ type GatherRequest struct {
 
 func (x *GatherRequest) Reset() {
 	*x = GatherRequest{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[42]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +2783,7 @@ func (x *GatherRequest) String() string {
 func (*GatherRequest) ProtoMessage() {}
 
 func (x *GatherRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[42]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +2796,7 @@ func (x *GatherRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GatherRequest.ProtoReflect.Descriptor instead.
 func (*GatherRequest) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 type GatherResponse struct {
@@ -3037,7 +2808,7 @@ type GatherResponse struct {
 
 func (x *GatherResponse) Reset() {
 	*x = GatherResponse{}
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[43]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3049,7 +2820,7 @@ func (x *GatherResponse) String() string {
 func (*GatherResponse) ProtoMessage() {}
 
 func (x *GatherResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[43]
+	mi := &file_plugins_pluginpb_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3062,7 +2833,7 @@ func (x *GatherResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GatherResponse.ProtoReflect.Descriptor instead.
 func (*GatherResponse) Descriptor() ([]byte, []int) {
-	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugins_pluginpb_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GatherResponse) GetFamilies() []*_go.MetricFamily {
@@ -3170,33 +2941,10 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\x05Error\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x14\n" +
 	"\x05trace\x18\x02 \x01(\tR\x05trace\x12\x1c\n" +
-	"\tretriable\x18\x03 \x01(\bR\tretriable\"O\n" +
-	"\x06Header\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value\x12\x1d\n" +
-	"\n" +
-	"value_null\x18\x03 \x01(\bR\tvalueNull\"\xc3\x02\n" +
-	"\x06Record\x12\x14\n" +
-	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
-	"\tpartition\x18\x02 \x01(\x05R\tpartition\x12\x16\n" +
-	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x10\n" +
-	"\x03key\x18\x04 \x01(\fR\x03key\x12\x14\n" +
-	"\x05value\x18\x05 \x01(\fR\x05value\x12\x19\n" +
-	"\bkey_null\x18\x06 \x01(\bR\akeyNull\x12\x1d\n" +
-	"\n" +
-	"value_null\x18\a \x01(\bR\tvalueNull\x124\n" +
-	"\aheaders\x18\b \x03(\v2\x1a.connectd.plugin.v1.HeaderR\aheaders\x120\n" +
-	"\x14timestamp_unix_nanos\x18\t \x01(\x03R\x12timestampUnixNanos\x12#\n" +
-	"\rhas_timestamp\x18\n" +
-	" \x01(\bR\fhasTimestamp\"D\n" +
+	"\tretriable\x18\x03 \x01(\bR\tretriable\"D\n" +
 	"\fSourceOffset\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\fR\tpartition\x12\x16\n" +
-	"\x06offset\x18\x02 \x01(\fR\x06offset\"\xcc\x01\n" +
-	"\fSourceRecord\x122\n" +
-	"\x06record\x18\x01 \x01(\v2\x1a.connectd.plugin.v1.RecordR\x06record\x12)\n" +
-	"\x10source_partition\x18\x02 \x01(\fR\x0fsourcePartition\x12#\n" +
-	"\rsource_offset\x18\x03 \x01(\fR\fsourceOffset\x128\n" +
-	"\bboundary\x18\x04 \x01(\x0e2\x1c.connectd.plugin.v1.BoundaryR\bboundary\"\xf9\x01\n" +
+	"\x06offset\x18\x02 \x01(\fR\x06offset\"\xf9\x01\n" +
 	"\rSourceFailure\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x18\n" +
@@ -3249,10 +2997,11 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\x06failed\x18\x04 \x01(\v2\x19.connectd.plugin.v1.ErrorH\x00R\x06failed\x125\n" +
 	"\astopped\x18\x05 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\astopped\x129\n" +
 	"\theartbeat\x18\x06 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\theartbeatB\x05\n" +
-	"\x03msg\"\xbe\x02\n" +
+	"\x03msg\"\xb2\x02\n" +
 	"\vSourceBatch\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12:\n" +
-	"\arecords\x18\x02 \x03(\v2 .connectd.plugin.v1.SourceRecordR\arecords\x12=\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x18\n" +
+	"\arecords\x18\x02 \x01(\fR\arecords\x12\x14\n" +
+	"\x05count\x18\b \x01(\x05R\x05count\x12=\n" +
 	"\bfailures\x18\x03 \x03(\v2!.connectd.plugin.v1.SourceFailureR\bfailures\x12\x16\n" +
 	"\x06polled\x18\x04 \x01(\x05R\x06polled\x12\x14\n" +
 	"\x05final\x18\x05 \x01(\bR\x05final\x12:\n" +
@@ -3285,11 +3034,12 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12B\n" +
 	"\n" +
 	"partitions\x18\x02 \x03(\v2\".connectd.plugin.v1.TopicPartitionR\n" +
-	"partitions\"e\n" +
+	"partitions\"_\n" +
 	"\aSinkPut\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x04R\x02id\x124\n" +
-	"\arecords\x18\x02 \x03(\v2\x1a.connectd.plugin.v1.RecordR\arecords\x12\x14\n" +
-	"\x05final\x18\x03 \x01(\bR\x05final\"_\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
+	"\arecords\x18\x02 \x01(\fR\arecords\x12\x14\n" +
+	"\x05final\x18\x03 \x01(\bR\x05final\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\"_\n" +
 	"\tSinkFlush\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12B\n" +
 	"\aoffsets\x18\x02 \x03(\v2(.connectd.plugin.v1.TopicPartitionOffsetR\aoffsets\"\x1a\n" +
@@ -3348,7 +3098,7 @@ func file_plugins_pluginpb_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugins_pluginpb_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugins_pluginpb_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_plugins_pluginpb_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_plugins_pluginpb_plugin_proto_goTypes = []any{
 	(Boundary)(0),                  // 0: connectd.plugin.v1.Boundary
 	(*SpecRequest)(nil),            // 1: connectd.plugin.v1.SpecRequest
@@ -3369,118 +3119,110 @@ var file_plugins_pluginpb_plugin_proto_goTypes = []any{
 	(*StopConnectorResponse)(nil),  // 16: connectd.plugin.v1.StopConnectorResponse
 	(*Empty)(nil),                  // 17: connectd.plugin.v1.Empty
 	(*Error)(nil),                  // 18: connectd.plugin.v1.Error
-	(*Header)(nil),                 // 19: connectd.plugin.v1.Header
-	(*Record)(nil),                 // 20: connectd.plugin.v1.Record
-	(*SourceOffset)(nil),           // 21: connectd.plugin.v1.SourceOffset
-	(*SourceRecord)(nil),           // 22: connectd.plugin.v1.SourceRecord
-	(*SourceFailure)(nil),          // 23: connectd.plugin.v1.SourceFailure
-	(*TopicPartition)(nil),         // 24: connectd.plugin.v1.TopicPartition
-	(*TopicPartitionOffset)(nil),   // 25: connectd.plugin.v1.TopicPartitionOffset
-	(*SourceRequest)(nil),          // 26: connectd.plugin.v1.SourceRequest
-	(*SourceStart)(nil),            // 27: connectd.plugin.v1.SourceStart
-	(*Credit)(nil),                 // 28: connectd.plugin.v1.Credit
-	(*SourceCommit)(nil),           // 29: connectd.plugin.v1.SourceCommit
-	(*SourceResponse)(nil),         // 30: connectd.plugin.v1.SourceResponse
-	(*SourceBatch)(nil),            // 31: connectd.plugin.v1.SourceBatch
-	(*CommitResult)(nil),           // 32: connectd.plugin.v1.CommitResult
-	(*SinkRequest)(nil),            // 33: connectd.plugin.v1.SinkRequest
-	(*SinkStart)(nil),              // 34: connectd.plugin.v1.SinkStart
-	(*SinkPartitions)(nil),         // 35: connectd.plugin.v1.SinkPartitions
-	(*SinkPut)(nil),                // 36: connectd.plugin.v1.SinkPut
-	(*SinkFlush)(nil),              // 37: connectd.plugin.v1.SinkFlush
-	(*SinkStop)(nil),               // 38: connectd.plugin.v1.SinkStop
-	(*SinkResponse)(nil),           // 39: connectd.plugin.v1.SinkResponse
-	(*SinkStarted)(nil),            // 40: connectd.plugin.v1.SinkStarted
-	(*SinkFailure)(nil),            // 41: connectd.plugin.v1.SinkFailure
-	(*SinkResult)(nil),             // 42: connectd.plugin.v1.SinkResult
-	(*GatherRequest)(nil),          // 43: connectd.plugin.v1.GatherRequest
-	(*GatherResponse)(nil),         // 44: connectd.plugin.v1.GatherResponse
-	nil,                            // 45: connectd.plugin.v1.ValidateRequest.PropsEntry
-	nil,                            // 46: connectd.plugin.v1.ValidateRequest.DefaultsEntry
-	nil,                            // 47: connectd.plugin.v1.StartConnectorRequest.PropsEntry
-	nil,                            // 48: connectd.plugin.v1.TaskConfig.PropsEntry
-	nil,                            // 49: connectd.plugin.v1.SourceStart.PropsEntry
-	nil,                            // 50: connectd.plugin.v1.SourceStart.DefaultsEntry
-	nil,                            // 51: connectd.plugin.v1.SinkStart.PropsEntry
-	nil,                            // 52: connectd.plugin.v1.SinkStart.DefaultsEntry
-	(*_go.MetricFamily)(nil),       // 53: io.prometheus.client.MetricFamily
+	(*SourceOffset)(nil),           // 19: connectd.plugin.v1.SourceOffset
+	(*SourceFailure)(nil),          // 20: connectd.plugin.v1.SourceFailure
+	(*TopicPartition)(nil),         // 21: connectd.plugin.v1.TopicPartition
+	(*TopicPartitionOffset)(nil),   // 22: connectd.plugin.v1.TopicPartitionOffset
+	(*SourceRequest)(nil),          // 23: connectd.plugin.v1.SourceRequest
+	(*SourceStart)(nil),            // 24: connectd.plugin.v1.SourceStart
+	(*Credit)(nil),                 // 25: connectd.plugin.v1.Credit
+	(*SourceCommit)(nil),           // 26: connectd.plugin.v1.SourceCommit
+	(*SourceResponse)(nil),         // 27: connectd.plugin.v1.SourceResponse
+	(*SourceBatch)(nil),            // 28: connectd.plugin.v1.SourceBatch
+	(*CommitResult)(nil),           // 29: connectd.plugin.v1.CommitResult
+	(*SinkRequest)(nil),            // 30: connectd.plugin.v1.SinkRequest
+	(*SinkStart)(nil),              // 31: connectd.plugin.v1.SinkStart
+	(*SinkPartitions)(nil),         // 32: connectd.plugin.v1.SinkPartitions
+	(*SinkPut)(nil),                // 33: connectd.plugin.v1.SinkPut
+	(*SinkFlush)(nil),              // 34: connectd.plugin.v1.SinkFlush
+	(*SinkStop)(nil),               // 35: connectd.plugin.v1.SinkStop
+	(*SinkResponse)(nil),           // 36: connectd.plugin.v1.SinkResponse
+	(*SinkStarted)(nil),            // 37: connectd.plugin.v1.SinkStarted
+	(*SinkFailure)(nil),            // 38: connectd.plugin.v1.SinkFailure
+	(*SinkResult)(nil),             // 39: connectd.plugin.v1.SinkResult
+	(*GatherRequest)(nil),          // 40: connectd.plugin.v1.GatherRequest
+	(*GatherResponse)(nil),         // 41: connectd.plugin.v1.GatherResponse
+	nil,                            // 42: connectd.plugin.v1.ValidateRequest.PropsEntry
+	nil,                            // 43: connectd.plugin.v1.ValidateRequest.DefaultsEntry
+	nil,                            // 44: connectd.plugin.v1.StartConnectorRequest.PropsEntry
+	nil,                            // 45: connectd.plugin.v1.TaskConfig.PropsEntry
+	nil,                            // 46: connectd.plugin.v1.SourceStart.PropsEntry
+	nil,                            // 47: connectd.plugin.v1.SourceStart.DefaultsEntry
+	nil,                            // 48: connectd.plugin.v1.SinkStart.PropsEntry
+	nil,                            // 49: connectd.plugin.v1.SinkStart.DefaultsEntry
+	(*_go.MetricFamily)(nil),       // 50: io.prometheus.client.MetricFamily
 }
 var file_plugins_pluginpb_plugin_proto_depIdxs = []int32{
 	3,  // 0: connectd.plugin.v1.SpecResponse.config:type_name -> connectd.plugin.v1.KeyInfo
-	45, // 1: connectd.plugin.v1.ValidateRequest.props:type_name -> connectd.plugin.v1.ValidateRequest.PropsEntry
-	46, // 2: connectd.plugin.v1.ValidateRequest.defaults:type_name -> connectd.plugin.v1.ValidateRequest.DefaultsEntry
+	42, // 1: connectd.plugin.v1.ValidateRequest.props:type_name -> connectd.plugin.v1.ValidateRequest.PropsEntry
+	43, // 2: connectd.plugin.v1.ValidateRequest.defaults:type_name -> connectd.plugin.v1.ValidateRequest.DefaultsEntry
 	6,  // 3: connectd.plugin.v1.ValidateResponse.configs:type_name -> connectd.plugin.v1.ConfigInfo
 	3,  // 4: connectd.plugin.v1.ConfigInfo.definition:type_name -> connectd.plugin.v1.KeyInfo
 	7,  // 5: connectd.plugin.v1.ConfigInfo.value:type_name -> connectd.plugin.v1.ConfigValue
-	47, // 6: connectd.plugin.v1.StartConnectorRequest.props:type_name -> connectd.plugin.v1.StartConnectorRequest.PropsEntry
+	44, // 6: connectd.plugin.v1.StartConnectorRequest.props:type_name -> connectd.plugin.v1.StartConnectorRequest.PropsEntry
 	12, // 7: connectd.plugin.v1.TaskConfigsResponse.configs:type_name -> connectd.plugin.v1.TaskConfig
-	48, // 8: connectd.plugin.v1.TaskConfig.props:type_name -> connectd.plugin.v1.TaskConfig.PropsEntry
+	45, // 8: connectd.plugin.v1.TaskConfig.props:type_name -> connectd.plugin.v1.TaskConfig.PropsEntry
 	17, // 9: connectd.plugin.v1.ConnectorEvent.reconfiguration_requested:type_name -> connectd.plugin.v1.Empty
 	18, // 10: connectd.plugin.v1.ConnectorEvent.failed:type_name -> connectd.plugin.v1.Error
-	19, // 11: connectd.plugin.v1.Record.headers:type_name -> connectd.plugin.v1.Header
-	20, // 12: connectd.plugin.v1.SourceRecord.record:type_name -> connectd.plugin.v1.Record
-	0,  // 13: connectd.plugin.v1.SourceRecord.boundary:type_name -> connectd.plugin.v1.Boundary
-	27, // 14: connectd.plugin.v1.SourceRequest.start:type_name -> connectd.plugin.v1.SourceStart
-	28, // 15: connectd.plugin.v1.SourceRequest.credit:type_name -> connectd.plugin.v1.Credit
-	29, // 16: connectd.plugin.v1.SourceRequest.commit:type_name -> connectd.plugin.v1.SourceCommit
-	17, // 17: connectd.plugin.v1.SourceRequest.stop:type_name -> connectd.plugin.v1.Empty
-	49, // 18: connectd.plugin.v1.SourceStart.props:type_name -> connectd.plugin.v1.SourceStart.PropsEntry
-	50, // 19: connectd.plugin.v1.SourceStart.defaults:type_name -> connectd.plugin.v1.SourceStart.DefaultsEntry
-	21, // 20: connectd.plugin.v1.SourceStart.offsets:type_name -> connectd.plugin.v1.SourceOffset
-	21, // 21: connectd.plugin.v1.SourceCommit.offsets:type_name -> connectd.plugin.v1.SourceOffset
-	17, // 22: connectd.plugin.v1.SourceResponse.started:type_name -> connectd.plugin.v1.Empty
-	31, // 23: connectd.plugin.v1.SourceResponse.batch:type_name -> connectd.plugin.v1.SourceBatch
-	32, // 24: connectd.plugin.v1.SourceResponse.commit_result:type_name -> connectd.plugin.v1.CommitResult
-	18, // 25: connectd.plugin.v1.SourceResponse.failed:type_name -> connectd.plugin.v1.Error
-	17, // 26: connectd.plugin.v1.SourceResponse.stopped:type_name -> connectd.plugin.v1.Empty
-	17, // 27: connectd.plugin.v1.SourceResponse.heartbeat:type_name -> connectd.plugin.v1.Empty
-	22, // 28: connectd.plugin.v1.SourceBatch.records:type_name -> connectd.plugin.v1.SourceRecord
-	23, // 29: connectd.plugin.v1.SourceBatch.failures:type_name -> connectd.plugin.v1.SourceFailure
-	21, // 30: connectd.plugin.v1.SourceBatch.offsets:type_name -> connectd.plugin.v1.SourceOffset
-	0,  // 31: connectd.plugin.v1.SourceBatch.boundary:type_name -> connectd.plugin.v1.Boundary
-	18, // 32: connectd.plugin.v1.CommitResult.error:type_name -> connectd.plugin.v1.Error
-	34, // 33: connectd.plugin.v1.SinkRequest.start:type_name -> connectd.plugin.v1.SinkStart
-	35, // 34: connectd.plugin.v1.SinkRequest.open:type_name -> connectd.plugin.v1.SinkPartitions
-	35, // 35: connectd.plugin.v1.SinkRequest.close:type_name -> connectd.plugin.v1.SinkPartitions
-	36, // 36: connectd.plugin.v1.SinkRequest.put:type_name -> connectd.plugin.v1.SinkPut
-	37, // 37: connectd.plugin.v1.SinkRequest.flush:type_name -> connectd.plugin.v1.SinkFlush
-	38, // 38: connectd.plugin.v1.SinkRequest.stop:type_name -> connectd.plugin.v1.SinkStop
-	51, // 39: connectd.plugin.v1.SinkStart.props:type_name -> connectd.plugin.v1.SinkStart.PropsEntry
-	52, // 40: connectd.plugin.v1.SinkStart.defaults:type_name -> connectd.plugin.v1.SinkStart.DefaultsEntry
-	24, // 41: connectd.plugin.v1.SinkPartitions.partitions:type_name -> connectd.plugin.v1.TopicPartition
-	20, // 42: connectd.plugin.v1.SinkPut.records:type_name -> connectd.plugin.v1.Record
-	25, // 43: connectd.plugin.v1.SinkFlush.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
-	40, // 44: connectd.plugin.v1.SinkResponse.started:type_name -> connectd.plugin.v1.SinkStarted
-	28, // 45: connectd.plugin.v1.SinkResponse.credit:type_name -> connectd.plugin.v1.Credit
-	42, // 46: connectd.plugin.v1.SinkResponse.result:type_name -> connectd.plugin.v1.SinkResult
-	18, // 47: connectd.plugin.v1.SinkResponse.failed:type_name -> connectd.plugin.v1.Error
-	18, // 48: connectd.plugin.v1.SinkResult.error:type_name -> connectd.plugin.v1.Error
-	41, // 49: connectd.plugin.v1.SinkResult.failures:type_name -> connectd.plugin.v1.SinkFailure
-	25, // 50: connectd.plugin.v1.SinkResult.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
-	53, // 51: connectd.plugin.v1.GatherResponse.families:type_name -> io.prometheus.client.MetricFamily
-	1,  // 52: connectd.plugin.v1.Plugin.Spec:input_type -> connectd.plugin.v1.SpecRequest
-	4,  // 53: connectd.plugin.v1.Plugin.Validate:input_type -> connectd.plugin.v1.ValidateRequest
-	8,  // 54: connectd.plugin.v1.Plugin.StartConnector:input_type -> connectd.plugin.v1.StartConnectorRequest
-	10, // 55: connectd.plugin.v1.Plugin.TaskConfigs:input_type -> connectd.plugin.v1.TaskConfigsRequest
-	13, // 56: connectd.plugin.v1.Plugin.ConnectorEvents:input_type -> connectd.plugin.v1.ConnectorEventsRequest
-	15, // 57: connectd.plugin.v1.Plugin.StopConnector:input_type -> connectd.plugin.v1.StopConnectorRequest
-	26, // 58: connectd.plugin.v1.Plugin.SourceTask:input_type -> connectd.plugin.v1.SourceRequest
-	33, // 59: connectd.plugin.v1.Plugin.SinkTask:input_type -> connectd.plugin.v1.SinkRequest
-	43, // 60: connectd.plugin.v1.Plugin.Gather:input_type -> connectd.plugin.v1.GatherRequest
-	2,  // 61: connectd.plugin.v1.Plugin.Spec:output_type -> connectd.plugin.v1.SpecResponse
-	5,  // 62: connectd.plugin.v1.Plugin.Validate:output_type -> connectd.plugin.v1.ValidateResponse
-	9,  // 63: connectd.plugin.v1.Plugin.StartConnector:output_type -> connectd.plugin.v1.StartConnectorResponse
-	11, // 64: connectd.plugin.v1.Plugin.TaskConfigs:output_type -> connectd.plugin.v1.TaskConfigsResponse
-	14, // 65: connectd.plugin.v1.Plugin.ConnectorEvents:output_type -> connectd.plugin.v1.ConnectorEvent
-	16, // 66: connectd.plugin.v1.Plugin.StopConnector:output_type -> connectd.plugin.v1.StopConnectorResponse
-	30, // 67: connectd.plugin.v1.Plugin.SourceTask:output_type -> connectd.plugin.v1.SourceResponse
-	39, // 68: connectd.plugin.v1.Plugin.SinkTask:output_type -> connectd.plugin.v1.SinkResponse
-	44, // 69: connectd.plugin.v1.Plugin.Gather:output_type -> connectd.plugin.v1.GatherResponse
-	61, // [61:70] is the sub-list for method output_type
-	52, // [52:61] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	24, // 11: connectd.plugin.v1.SourceRequest.start:type_name -> connectd.plugin.v1.SourceStart
+	25, // 12: connectd.plugin.v1.SourceRequest.credit:type_name -> connectd.plugin.v1.Credit
+	26, // 13: connectd.plugin.v1.SourceRequest.commit:type_name -> connectd.plugin.v1.SourceCommit
+	17, // 14: connectd.plugin.v1.SourceRequest.stop:type_name -> connectd.plugin.v1.Empty
+	46, // 15: connectd.plugin.v1.SourceStart.props:type_name -> connectd.plugin.v1.SourceStart.PropsEntry
+	47, // 16: connectd.plugin.v1.SourceStart.defaults:type_name -> connectd.plugin.v1.SourceStart.DefaultsEntry
+	19, // 17: connectd.plugin.v1.SourceStart.offsets:type_name -> connectd.plugin.v1.SourceOffset
+	19, // 18: connectd.plugin.v1.SourceCommit.offsets:type_name -> connectd.plugin.v1.SourceOffset
+	17, // 19: connectd.plugin.v1.SourceResponse.started:type_name -> connectd.plugin.v1.Empty
+	28, // 20: connectd.plugin.v1.SourceResponse.batch:type_name -> connectd.plugin.v1.SourceBatch
+	29, // 21: connectd.plugin.v1.SourceResponse.commit_result:type_name -> connectd.plugin.v1.CommitResult
+	18, // 22: connectd.plugin.v1.SourceResponse.failed:type_name -> connectd.plugin.v1.Error
+	17, // 23: connectd.plugin.v1.SourceResponse.stopped:type_name -> connectd.plugin.v1.Empty
+	17, // 24: connectd.plugin.v1.SourceResponse.heartbeat:type_name -> connectd.plugin.v1.Empty
+	20, // 25: connectd.plugin.v1.SourceBatch.failures:type_name -> connectd.plugin.v1.SourceFailure
+	19, // 26: connectd.plugin.v1.SourceBatch.offsets:type_name -> connectd.plugin.v1.SourceOffset
+	0,  // 27: connectd.plugin.v1.SourceBatch.boundary:type_name -> connectd.plugin.v1.Boundary
+	18, // 28: connectd.plugin.v1.CommitResult.error:type_name -> connectd.plugin.v1.Error
+	31, // 29: connectd.plugin.v1.SinkRequest.start:type_name -> connectd.plugin.v1.SinkStart
+	32, // 30: connectd.plugin.v1.SinkRequest.open:type_name -> connectd.plugin.v1.SinkPartitions
+	32, // 31: connectd.plugin.v1.SinkRequest.close:type_name -> connectd.plugin.v1.SinkPartitions
+	33, // 32: connectd.plugin.v1.SinkRequest.put:type_name -> connectd.plugin.v1.SinkPut
+	34, // 33: connectd.plugin.v1.SinkRequest.flush:type_name -> connectd.plugin.v1.SinkFlush
+	35, // 34: connectd.plugin.v1.SinkRequest.stop:type_name -> connectd.plugin.v1.SinkStop
+	48, // 35: connectd.plugin.v1.SinkStart.props:type_name -> connectd.plugin.v1.SinkStart.PropsEntry
+	49, // 36: connectd.plugin.v1.SinkStart.defaults:type_name -> connectd.plugin.v1.SinkStart.DefaultsEntry
+	21, // 37: connectd.plugin.v1.SinkPartitions.partitions:type_name -> connectd.plugin.v1.TopicPartition
+	22, // 38: connectd.plugin.v1.SinkFlush.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
+	37, // 39: connectd.plugin.v1.SinkResponse.started:type_name -> connectd.plugin.v1.SinkStarted
+	25, // 40: connectd.plugin.v1.SinkResponse.credit:type_name -> connectd.plugin.v1.Credit
+	39, // 41: connectd.plugin.v1.SinkResponse.result:type_name -> connectd.plugin.v1.SinkResult
+	18, // 42: connectd.plugin.v1.SinkResponse.failed:type_name -> connectd.plugin.v1.Error
+	18, // 43: connectd.plugin.v1.SinkResult.error:type_name -> connectd.plugin.v1.Error
+	38, // 44: connectd.plugin.v1.SinkResult.failures:type_name -> connectd.plugin.v1.SinkFailure
+	22, // 45: connectd.plugin.v1.SinkResult.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
+	50, // 46: connectd.plugin.v1.GatherResponse.families:type_name -> io.prometheus.client.MetricFamily
+	1,  // 47: connectd.plugin.v1.Plugin.Spec:input_type -> connectd.plugin.v1.SpecRequest
+	4,  // 48: connectd.plugin.v1.Plugin.Validate:input_type -> connectd.plugin.v1.ValidateRequest
+	8,  // 49: connectd.plugin.v1.Plugin.StartConnector:input_type -> connectd.plugin.v1.StartConnectorRequest
+	10, // 50: connectd.plugin.v1.Plugin.TaskConfigs:input_type -> connectd.plugin.v1.TaskConfigsRequest
+	13, // 51: connectd.plugin.v1.Plugin.ConnectorEvents:input_type -> connectd.plugin.v1.ConnectorEventsRequest
+	15, // 52: connectd.plugin.v1.Plugin.StopConnector:input_type -> connectd.plugin.v1.StopConnectorRequest
+	23, // 53: connectd.plugin.v1.Plugin.SourceTask:input_type -> connectd.plugin.v1.SourceRequest
+	30, // 54: connectd.plugin.v1.Plugin.SinkTask:input_type -> connectd.plugin.v1.SinkRequest
+	40, // 55: connectd.plugin.v1.Plugin.Gather:input_type -> connectd.plugin.v1.GatherRequest
+	2,  // 56: connectd.plugin.v1.Plugin.Spec:output_type -> connectd.plugin.v1.SpecResponse
+	5,  // 57: connectd.plugin.v1.Plugin.Validate:output_type -> connectd.plugin.v1.ValidateResponse
+	9,  // 58: connectd.plugin.v1.Plugin.StartConnector:output_type -> connectd.plugin.v1.StartConnectorResponse
+	11, // 59: connectd.plugin.v1.Plugin.TaskConfigs:output_type -> connectd.plugin.v1.TaskConfigsResponse
+	14, // 60: connectd.plugin.v1.Plugin.ConnectorEvents:output_type -> connectd.plugin.v1.ConnectorEvent
+	16, // 61: connectd.plugin.v1.Plugin.StopConnector:output_type -> connectd.plugin.v1.StopConnectorResponse
+	27, // 62: connectd.plugin.v1.Plugin.SourceTask:output_type -> connectd.plugin.v1.SourceResponse
+	36, // 63: connectd.plugin.v1.Plugin.SinkTask:output_type -> connectd.plugin.v1.SinkResponse
+	41, // 64: connectd.plugin.v1.Plugin.Gather:output_type -> connectd.plugin.v1.GatherResponse
+	56, // [56:65] is the sub-list for method output_type
+	47, // [47:56] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_plugins_pluginpb_plugin_proto_init() }
@@ -3494,13 +3236,13 @@ func file_plugins_pluginpb_plugin_proto_init() {
 		(*ConnectorEvent_ReconfigurationRequested)(nil),
 		(*ConnectorEvent_Failed)(nil),
 	}
-	file_plugins_pluginpb_plugin_proto_msgTypes[25].OneofWrappers = []any{
+	file_plugins_pluginpb_plugin_proto_msgTypes[22].OneofWrappers = []any{
 		(*SourceRequest_Start)(nil),
 		(*SourceRequest_Credit)(nil),
 		(*SourceRequest_Commit)(nil),
 		(*SourceRequest_Stop)(nil),
 	}
-	file_plugins_pluginpb_plugin_proto_msgTypes[29].OneofWrappers = []any{
+	file_plugins_pluginpb_plugin_proto_msgTypes[26].OneofWrappers = []any{
 		(*SourceResponse_Started)(nil),
 		(*SourceResponse_Batch)(nil),
 		(*SourceResponse_CommitResult)(nil),
@@ -3508,7 +3250,7 @@ func file_plugins_pluginpb_plugin_proto_init() {
 		(*SourceResponse_Stopped)(nil),
 		(*SourceResponse_Heartbeat)(nil),
 	}
-	file_plugins_pluginpb_plugin_proto_msgTypes[32].OneofWrappers = []any{
+	file_plugins_pluginpb_plugin_proto_msgTypes[29].OneofWrappers = []any{
 		(*SinkRequest_Start)(nil),
 		(*SinkRequest_Open)(nil),
 		(*SinkRequest_Close)(nil),
@@ -3516,7 +3258,7 @@ func file_plugins_pluginpb_plugin_proto_init() {
 		(*SinkRequest_Flush)(nil),
 		(*SinkRequest_Stop)(nil),
 	}
-	file_plugins_pluginpb_plugin_proto_msgTypes[38].OneofWrappers = []any{
+	file_plugins_pluginpb_plugin_proto_msgTypes[35].OneofWrappers = []any{
 		(*SinkResponse_Started)(nil),
 		(*SinkResponse_Credit)(nil),
 		(*SinkResponse_Result)(nil),
@@ -3528,7 +3270,7 @@ func file_plugins_pluginpb_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugins_pluginpb_plugin_proto_rawDesc), len(file_plugins_pluginpb_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   52,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

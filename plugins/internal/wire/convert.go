@@ -3,7 +3,6 @@ package wire
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/configdef"
@@ -72,62 +71,6 @@ func ValidationFromPB(r *pluginpb.ValidateResponse) configdef.ValidationResult {
 		})
 	}
 	return out
-}
-
-// RawToPB fills dst from r, reusing dst's header slice. The byte slices are
-// shared, not copied: dst must be marshalled before r changes.
-func RawToPB(dst *pluginpb.Record, r *chain.Raw) {
-	hs := dst.Headers[:0]
-	for i := range r.Headers {
-		var h *pluginpb.Header
-		if i < len(dst.Headers) {
-			h = dst.Headers[i] // reuse the previous batch's header message
-		} else {
-			h = new(pluginpb.Header)
-		}
-		h.Key, h.Value, h.ValueNull = r.Headers[i].Key, r.Headers[i].Value, r.Headers[i].Value == nil
-		hs = append(hs, h)
-	}
-	*dst = pluginpb.Record{
-		Topic: r.Topic, Partition: r.Partition, Offset: r.Offset,
-		Key: r.Key, Value: r.Value, KeyNull: r.Key == nil, ValueNull: r.Value == nil,
-		Headers: hs,
-	}
-	if !r.Timestamp.IsZero() {
-		dst.HasTimestamp = true
-		dst.TimestampUnixNanos = r.Timestamp.UnixNano()
-	}
-}
-
-// RawFromPB converts a wire record. Byte slices are shared with rec.
-func RawFromPB(rec *pluginpb.Record) chain.Raw {
-	r := chain.Raw{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset}
-	if !rec.KeyNull {
-		r.Key = rec.Key
-		if r.Key == nil {
-			r.Key = []byte{}
-		}
-	}
-	if !rec.ValueNull {
-		r.Value = rec.Value
-		if r.Value == nil {
-			r.Value = []byte{}
-		}
-	}
-	if len(rec.Headers) > 0 {
-		r.Headers = make([]sdk.Header, len(rec.Headers))
-		for i, h := range rec.Headers {
-			v := h.GetValue()
-			if v == nil && !h.GetValueNull() {
-				v = []byte{}
-			}
-			r.Headers[i] = sdk.Header{Key: h.GetKey(), Value: v}
-		}
-	}
-	if rec.HasTimestamp {
-		r.Timestamp = time.Unix(0, rec.TimestampUnixNanos)
-	}
-	return r
 }
 
 // RecordSize estimates the encoded size of a record, without encoding it,

@@ -52,6 +52,17 @@ const (
 	MessageOverhead = 64 << 10
 )
 
+// Transport tuning shared by both sides. A batch is one large message;
+// with HTTP/2's default 64 KiB windows every batch would stall on
+// WINDOW_UPDATE round trips between the two processes, and 32 KiB socket
+// buffers would mean a syscall per 32 KiB. Credits bound how much is in
+// flight, so large windows do not make memory unbounded.
+const (
+	StreamWindowBytes = 32 << 20
+	ConnWindowBytes   = 64 << 20
+	SocketBufferBytes = 1 << 20
+)
+
 // MaxMessageBytesFromEnv parses EnvMaxMessageBytes, falling back to the
 // default when it is unset or invalid.
 func MaxMessageBytesFromEnv(get func(string) string) int {

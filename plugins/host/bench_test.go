@@ -1,0 +1,227 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/host"
+	"github.com/connectd/connectd/plugins/internal/testconnectors"
+	"github.com/connectd/connectd/plugins/plugintest"
+)
+
+// BenchmarkBoundary measures the per-record cost of the plugin boundary for
+// 1 KiB records: the same connector work in-process and through a plugin
+// process (go-plugin, gRPC over a Unix socket, AutoMTLS), for batches of
+// 1, 10, 100 and 1000 records. One op is one record; MB/s counts values.
+//
+//	go test ./plugins/host -run '^$' -bench Boundary -benchtime 2s
+func BenchmarkBoundary(b *testing.B) {
+	const size = 1024
+	for _, dir := range []string{"sink", "source"} {
+		for _, batch := range []int{1, 10, 100, 1000} {
+			for _, mode := range []string{"inproc", "plugin"} {
+				b.Run(fmt.Sprintf("%s/%s/batch=%d", dir, mode, batch), func(b *testing.B) {
+					switch dir + "/" + mode {
+					case "sink/inproc":
+						benchSinkInProc(b, batch, size)
+					case "sink/plugin":
+						benchSinkPlugin(b, batch, size)
+					case "source/inproc":
+						benchSourceInProc(b, batch, size)
+					case "source/plugin":
+						benchSourcePlugin(b, batch, size)
+					}
+				})
+			}
+		}
+	}
+}
+
+func sinkBatch(n, size int) []chain.Raw {
+	recs := make([]chain.Raw, n)
+	for i := range recs {
+		recs[i] = chain.Raw{Topic: "bench", Partition: int32(i % 4), Offset: int64(i), Key: []byte("key-0123456789"), Value: make([]byte, size)}
+	}
+	return recs
+}
+
+func report(b *testing.B, size int) {
+	b.SetBytes(int64(size))
+}
+
+// cpuMeter reports CPU time per record of this process plus the plugin
+// process: on a shared machine wall time measures the neighbours too.
+type cpuMeter struct {
+	pid   int
+	start time.Duration
+}
+
+func startCPU(pid int) *cpuMeter { return &cpuMeter{pid: pid, start: cpuOf(os.Getpid()) + cpuOf(pid)} }
+
+func (m *cpuMeter) report(b *testing.B) {
+	used := cpuOf(os.Getpid()) + cpuOf(m.pid) - m.start
+	b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/record")
+}
+
+// cpuOf reads utime+stime of pid from /proc (clock ticks of 10 ms).
+func cpuOf(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func benchSinkPlugin(b *testing.B, batch, size int) {
+	env := plugintest.Install(b, build(b, "sink"), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
+	p := env.Launch(b)
+	task, err := p.StartSinkTask(context.Background(), host.SinkTaskStart{Connector: "bench", Props: sinkConfig("discard")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer task.Stop(context.Background())
+	recs := sinkBatch(batch, size)
+	ctx := context.Background()
+	report(b, size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU(p.Pid())
+	for i := 0; i < b.N; i += batch {
+		if _, err := task.Put(ctx, recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
+// benchTaskContext is the in-process stand-in for the plugin's contexts.
+type benchTaskContext struct{}
+
+func (benchTaskContext) Connector() string                    { return "bench" }
+func (benchTaskContext) TaskID() int                          { return 0 }
+func (benchTaskContext) Logger() *slog.Logger                 { return slog.New(slog.DiscardHandler) }
+func (benchTaskContext) Metrics() prometheus.Registerer       { return prometheus.NewRegistry() }
+func (benchTaskContext) ReportError(*sdk.SinkRecord, error)   {}
+func (benchTaskContext) Offset(map[string]any) map[string]any { return nil }
+func (benchTaskContext) Transactions() sdk.TransactionContext { return nil }
+
+// benchSinkInProc does what the plugin does for a Put, minus the boundary:
+// the chain per record, then the task's Put.
+func benchSinkInProc(b *testing.B, batch, size int) {
+	ctx := context.Background()
+	ch, err := chain.NewSink(map[string]string{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	task := testconnectors.Sink{}.NewTask()
+	if err := task.Start(ctx, benchTaskContext{}, sinkConfig("discard")); err != nil {
+		b.Fatal(err)
+	}
+	recs := sinkBatch(batch, size)
+	report(b, size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU(0)
+	defer cpu.report(b)
+	for i := 0; i < b.N; i += batch {
+		slab := make([]sdk.SinkRecord, len(recs))
+		ptrs := make([]*sdk.SinkRecord, 0, len(recs))
+		for j := range recs {
+			r, keep, fail := ch.Apply(recs[j])
+			if fail != nil || !keep {
+				b.Fatal(fail)
+			}
+			slab[j] = *r
+			ptrs = append(ptrs, &slab[j])
+		}
+		if err := task.Put(ctx, ptrs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func sourceProps(batch, size int) map[string]string {
+	return map[string]string{"topic": "bench", "mode": "static", "batch": fmt.Sprint(batch), "record.bytes": fmt.Sprint(size)}
+}
+
+func benchSourcePlugin(b *testing.B, batch, size int) {
+	env := plugintest.Install(b, build(b, "source"), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
+	p := env.Launch(b)
+	ctx := context.Background()
+	task, err := p.StartSourceTask(ctx, host.SourceTaskStart{Connector: "bench", Props: sourceProps(batch, size), Credits: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer task.Stop(ctx)
+	report(b, size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU(p.Pid())
+	defer cpu.report(b)
+	for i := 0; i < b.N; {
+		bt, err := task.Next(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		i += len(bt.Records)
+	}
+}
+
+// benchSourceInProc does what the plugin does for a poll, minus the
+// boundary: Poll, JSON source partition/offset, the chain per record.
+func benchSourceInProc(b *testing.B, batch, size int) {
+	ctx := context.Background()
+	ch, err := chain.NewSource(map[string]string{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	task := testconnectors.Source{}.NewTask()
+	if err := task.Start(ctx, benchTaskContext{}, sourceProps(batch, size)); err != nil {
+		b.Fatal(err)
+	}
+	out := make([]chain.Raw, 0, batch)
+	report(b, size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU(0)
+	defer cpu.report(b)
+	for i := 0; i < b.N; {
+		recs, err := task.Poll(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = out[:0]
+		for _, r := range recs {
+			if _, err := json.Marshal(r.SourcePartition); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(r.SourceOffset); err != nil {
+				b.Fatal(err)
+			}
+			raw, keep, fail := ch.Apply(r)
+			if fail != nil || !keep {
+				b.Fatal(fail)
+			}
+			out = append(out, raw)
+		}
+		i += len(recs)
+	}
+}
