@@ -1,0 +1,136 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/plugins/host"
+)
+
+// Config configures a Worker. framework/workerconfig builds it from
+// worker.properties; zero values take the documented defaults.
+type Config struct {
+	// WorkerID is this worker's advertised host:port (the status topic's
+	// worker_id).
+	WorkerID string
+	// GroupID is the Connect cluster's group.id. It prefixes the
+	// exactly-once task producers' transactional.id
+	// (${group.id}-${connector}-${task}); required when ExactlyOnceSource.
+	GroupID string
+	// BootstrapServers is the Kafka cluster (bootstrap.servers).
+	BootstrapServers string
+	// ExactlyOnceSource is exactly.once.source.support=enabled: source tasks
+	// write records and offsets in one transaction. Otherwise they run
+	// at-least-once with an idempotent producer.
+	ExactlyOnceSource bool
+
+	// OffsetsTopic is offset.storage.topic, used by source connectors
+	// without their own offsets.storage.topic.
+	OffsetsTopic string
+	// OffsetsPartitions is offset.storage.partitions: the partition count
+	// OffsetsTopic must have (0 = do not check). A mismatch refuses to
+	// start, because a changed partition count moves offset keys.
+	OffsetsPartitions int
+	// OffsetFlushInterval is offset.flush.interval.ms (default 60 s): how
+	// often at-least-once source tasks write offsets and sink tasks commit,
+	// and the default transaction.boundary.interval.ms.
+	OffsetFlushInterval time.Duration
+	// TaskShutdownTimeout is task.shutdown.graceful.timeout.ms (default
+	// 5 s), the total time StopTasks waits before abandoning tasks.
+	TaskShutdownTimeout time.Duration
+
+	// CommonProps are unprefixed librdkafka settings (security.protocol,
+	// sasl.*, ssl.*) used by every client the worker creates, including the
+	// offsets-topic clients. bootstrap.servers is taken from
+	// BootstrapServers.
+	CommonProps map[string]string
+	// ProducerProps, ConsumerProps and AdminProps are the worker's
+	// producer.*, consumer.* and admin.* settings (prefix stripped), passed
+	// to the connector clients.
+	ProducerProps, ConsumerProps, AdminProps map[string]string
+	// OverridePolicy is connector.client.config.override.policy: "All"
+	// (default, Kafka Connect's), "Principal" (only credentials), or "None"
+	// (producer.override.*, consumer.override.* and admin.override.* are
+	// refused).
+	OverridePolicy string
+
+	// ConverterDefaults are the worker's key.converter, value.converter,
+	// header.converter settings, for connectors that set none.
+	ConverterDefaults chain.Defaults
+
+	// RestartBackoffInitial and RestartBackoffMax bound the exponential
+	// backoff of automatic restarts of failed tasks and connectors
+	// (defaults 1 s and 60 s). Kafka Connect never restarts them itself.
+	RestartBackoffInitial, RestartBackoffMax time.Duration
+	// DisableAutoRestart turns automatic restarts off: a failed task stays
+	// FAILED until RestartTask.
+	DisableAutoRestart bool
+
+	// SinkBatchRecords bounds the records of one sink Put (default 1000).
+	SinkBatchRecords int
+
+	// Plugins is the plugin catalog (plugin.path); PluginLaunch configures
+	// the processes. One process runs per connector on this worker.
+	Plugins      *host.Catalog
+	PluginLaunch host.LaunchOptions
+
+	// Logger is the base logger (default slog.Default()); every task log
+	// line carries connector and task attributes.
+	Logger *slog.Logger
+	// Metrics receives the worker's and tasks' metrics (prefix connectd_).
+	// Nil registers them nowhere.
+	Metrics prometheus.Registerer
+}
+
+const (
+	overrideAll       = "All"
+	overridePrincipal = "Principal"
+	overrideNone      = "None"
+)
+
+func (c *Config) setDefaults() error {
+	if c.BootstrapServers == "" {
+		return errors.New("worker: BootstrapServers (bootstrap.servers) is required")
+	}
+	if c.ExactlyOnceSource && c.GroupID == "" {
+		return errors.New("worker: GroupID (group.id) is required with exactly-once source support: it prefixes the task transactional ids")
+	}
+	if c.Plugins == nil {
+		return errors.New("worker: Plugins (the plugin catalog) is required")
+	}
+	if c.OffsetFlushInterval <= 0 {
+		c.OffsetFlushInterval = time.Minute
+	}
+	if c.TaskShutdownTimeout <= 0 {
+		c.TaskShutdownTimeout = 5 * time.Second
+	}
+	switch c.OverridePolicy {
+	case "":
+		c.OverridePolicy = overrideAll
+	case overrideAll, overridePrincipal, overrideNone:
+	default:
+		return fmt.Errorf("worker: connector.client.config.override.policy %q is not one of None, Principal, All", c.OverridePolicy)
+	}
+	if c.RestartBackoffInitial <= 0 {
+		c.RestartBackoffInitial = time.Second
+	}
+	if c.RestartBackoffMax <= 0 {
+		c.RestartBackoffMax = time.Minute
+	}
+	c.RestartBackoffMax = max(c.RestartBackoffMax, c.RestartBackoffInitial)
+	if c.SinkBatchRecords <= 0 {
+		c.SinkBatchRecords = 1000
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Metrics == nil {
+		c.Metrics = prometheus.NewRegistry()
+	}
+	return nil
+}

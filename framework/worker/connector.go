@@ -1,0 +1,265 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/connectd/connectd/plugins/host"
+)
+
+// connectorRuntime runs one connector instance (the part that validates
+// and splits work into task configs) in the connector's plugin process,
+// restarting it with backoff when it fails.
+type connectorRuntime struct {
+	w             *Worker
+	name          string
+	props         map[string]string
+	onReconfigure func(string)
+	log           *slog.Logger
+
+	mu      sync.Mutex
+	target  TargetState
+	state   State
+	conn    *host.Connector
+	release func()
+	gen     int // bumps on every (re)start; stale event loops stop
+	stopped bool
+	retry   *time.Timer
+	attempt int
+}
+
+// StartConnector starts a connector instance in the target state; its
+// task configurations are then available from ConnectorTaskConfigs.
+// onReconfigure is called when the connector asks for its tasks to be
+// reconfigured. A connector that fails (or whose plugin dies) is reported
+// FAILED and restarted with backoff.
+func (w *Worker) StartConnector(ctx context.Context, name string, props map[string]string, target TargetState, onReconfigure func(name string)) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	if _, ok := w.connectors[name]; ok {
+		w.mu.Unlock()
+		return fmt.Errorf("start connector %s: already running on this worker", name)
+	}
+	if target == "" {
+		target = TargetStarted
+	}
+	if onReconfigure == nil {
+		onReconfigure = func(string) {}
+	}
+	c := &connectorRuntime{
+		w: w, name: name, props: clone(props), onReconfigure: onReconfigure,
+		log: w.log.With("connector", name), target: target, state: StateUnassigned,
+	}
+	w.connectors[name] = c
+	w.mu.Unlock()
+	if target == TargetStopped {
+		c.report(StateStopped, "")
+		return nil
+	}
+	if err := c.launch(ctx); err != nil {
+		// Like a task, a connector that cannot start is FAILED and retried.
+		c.failed(err)
+	}
+	return nil
+}
+
+func (c *connectorRuntime) report(s State, trace string) {
+	c.mu.Lock()
+	c.state = s
+	c.mu.Unlock()
+	if s == StateFailed {
+		c.log.Error("connector failed", "trace", trace)
+	} else {
+		c.log.Info("connector state", "state", string(s))
+	}
+	c.w.status.ConnectorState(c.name, s, trace)
+}
+
+func (c *connectorRuntime) launch(ctx context.Context) error {
+	p, _, release, err := c.w.acquireProcess(ctx, c.name, c.props["connector.class"])
+	if err != nil {
+		return err
+	}
+	conn, err := p.StartConnector(ctx, c.name, c.props)
+	if err != nil {
+		release()
+		return err
+	}
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		_ = conn.Stop(ctx)
+		release()
+		return nil
+	}
+	c.conn, c.release = conn, release
+	c.gen++
+	gen := c.gen
+	target := c.target
+	c.mu.Unlock()
+	if target == TargetPaused {
+		c.report(StatePaused, "")
+	} else {
+		c.report(StateRunning, "")
+	}
+	go c.events(conn, gen)
+	return nil
+}
+
+func (c *connectorRuntime) events(conn *host.Connector, gen int) {
+	for ev := range conn.Events() {
+		switch ev.Type {
+		case host.ReconfigurationRequested:
+			c.onReconfigure(c.name)
+		case host.Failed:
+			c.mu.Lock()
+			current := c.gen == gen && !c.stopped
+			c.mu.Unlock()
+			if current {
+				c.failed(ev.Err)
+			}
+			return
+		}
+	}
+}
+
+// failed reports the failure and schedules a restart with backoff.
+func (c *connectorRuntime) failed(err error) {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return
+	}
+	conn, release := c.conn, c.release
+	c.conn, c.release = nil, nil
+	c.gen++
+	d := backoff(c.w.cfg.RestartBackoffInitial, c.w.cfg.RestartBackoffMax, c.attempt)
+	c.attempt++
+	auto := !c.w.cfg.DisableAutoRestart
+	c.mu.Unlock()
+	if conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = conn.Stop(ctx)
+		cancel()
+	}
+	if release != nil {
+		release()
+	}
+	c.report(StateFailed, err.Error())
+	if !auto {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
+	c.retry = time.AfterFunc(d, func() {
+		c.mu.Lock()
+		stopped := c.stopped
+		c.mu.Unlock()
+		if stopped {
+			return
+		}
+		c.report(StateRestarting, err.Error())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.launch(ctx); err != nil {
+			c.failed(err)
+			return
+		}
+		c.mu.Lock()
+		c.attempt = 0
+		c.mu.Unlock()
+	})
+}
+
+func (c *connectorRuntime) setTarget(ctx context.Context, target TargetState) {
+	c.mu.Lock()
+	prev := c.target
+	c.target = target
+	running := c.conn != nil
+	c.mu.Unlock()
+	switch {
+	case target == TargetStopped && prev != TargetStopped:
+		c.shutdown(ctx)
+		c.mu.Lock()
+		c.stopped = false // may start again
+		c.mu.Unlock()
+		c.report(StateStopped, "")
+	case prev == TargetStopped && target != TargetStopped:
+		if err := c.launch(ctx); err != nil {
+			c.failed(err)
+		}
+	case running && target == TargetPaused:
+		c.report(StatePaused, "")
+	case running && target == TargetStarted:
+		c.report(StateRunning, "")
+	}
+}
+
+// shutdown stops the instance and any pending restart.
+func (c *connectorRuntime) shutdown(ctx context.Context) {
+	c.mu.Lock()
+	c.stopped = true
+	if c.retry != nil {
+		c.retry.Stop()
+	}
+	conn, release := c.conn, c.release
+	c.conn, c.release = nil, nil
+	c.gen++
+	c.mu.Unlock()
+	if conn != nil {
+		if err := conn.Stop(ctx); err != nil {
+			c.log.Warn("connector did not stop cleanly", "error", err)
+		}
+	}
+	if release != nil {
+		release()
+	}
+}
+
+// ConnectorTaskConfigs asks a running connector for at most maxTasks task
+// configurations.
+func (w *Worker) ConnectorTaskConfigs(ctx context.Context, name string, maxTasks int) ([]map[string]string, error) {
+	w.mu.Lock()
+	c, ok := w.connectors[name]
+	w.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("task configs of %s: %w", name, ErrUnknownConnector)
+	}
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn == nil {
+		return nil, fmt.Errorf("task configs of %s: the connector is not running (state %s)", name, c.currentState())
+	}
+	return conn.TaskConfigs(ctx, maxTasks)
+}
+
+func (c *connectorRuntime) currentState() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state
+}
+
+// StopConnector stops a connector instance on this worker (not its tasks:
+// the herder stops those with StopTasks).
+func (w *Worker) StopConnector(ctx context.Context, name string) error {
+	w.mu.Lock()
+	c, ok := w.connectors[name]
+	delete(w.connectors, name)
+	w.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("stop connector %s: %w", name, ErrUnknownConnector)
+	}
+	c.shutdown(ctx)
+	c.report(StateUnassigned, "")
+	return nil
+}

@@ -1,0 +1,291 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connectd/connectd/framework/worker"
+	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/plugins/host"
+	"github.com/connectd/connectd/plugins/plugintest"
+)
+
+const (
+	datagenPkg    = "github.com/connectd/connectd/connectors/datagen/cmd/connectd-datagen"
+	fileSinkPkg   = "github.com/connectd/connectd/framework/worker/internal/testplugins/filesink"
+	testSourcePkg = "github.com/connectd/connectd/framework/worker/internal/testplugins/testsource"
+	testWorkerPkg = "github.com/connectd/connectd/framework/worker/internal/testworker"
+)
+
+// builder builds the plugins and the test worker once per test process.
+var builder *plugintest.Builder
+
+// catalogDir holds the installed test plugins, shared by the tests.
+var (
+	catalogOnce sync.Once
+	catalogDir  string
+	catalogErr  error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "connectd-worker-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	builder = plugintest.NewBuilder(dir)
+	catalogDir = dir + "/plugins"
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// plugins returns the catalog directory with the datagen, test source and
+// file sink plugins installed.
+func plugins(t *testing.T) string {
+	t.Helper()
+	catalogOnce.Do(func() {
+		cat, err := host.OpenCatalog(catalogDir)
+		if err != nil {
+			catalogErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, pkg := range []string{datagenPkg, fileSinkPkg, testSourcePkg} {
+			if _, err := cat.Install(ctx, builder.Build(t, pkg)); err != nil {
+				catalogErr = fmt.Errorf("install %s: %w", pkg, err)
+				return
+			}
+		}
+	})
+	if catalogErr != nil {
+		t.Fatal(catalogErr)
+	}
+	return catalogDir
+}
+
+// statusLog records every state change a worker reports.
+type statusLog struct {
+	mu     sync.Mutex
+	events []statusEvent
+}
+
+type statusEvent struct {
+	kind, name string
+	state      worker.State
+	trace      string
+}
+
+func (s *statusLog) ConnectorState(name string, st worker.State, trace string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, statusEvent{"connector", name, st, trace})
+}
+
+func (s *statusLog) TaskState(id worker.TaskID, st worker.State, trace string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, statusEvent{"task", id.String(), st, trace})
+}
+
+// find returns the first task event with state st (after skipping the
+// first from events), and its index.
+func (s *statusLog) find(name string, st worker.State, from int) (statusEvent, int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := from; i < len(s.events); i++ {
+		if e := s.events[i]; e.name == name && e.state == st {
+			return e, i, true
+		}
+	}
+	return statusEvent{}, 0, false
+}
+
+func (s *statusLog) waitFor(t *testing.T, name string, st worker.State, timeout time.Duration) statusEvent {
+	t.Helper()
+	var ev statusEvent
+	kafkatest.Eventually(t, timeout, func() (bool, string) {
+		e, _, ok := s.find(name, st, 0)
+		ev = e
+		return ok, fmt.Sprintf("%s never reached %s; events: %s", name, st, s.String())
+	})
+	return ev
+}
+
+func (s *statusLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, e := range s.events {
+		fmt.Fprintf(&b, "\n  %s %s %s %q", e.kind, e.name, e.state, firstLine(e.trace))
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// env is one test's Kafka side: its group, offsets topic and a worker
+// configuration pointing at the shared plugin catalog.
+type env struct {
+	t         *testing.T
+	bootstrap string
+	group     string
+	offsets   string
+	pluginDir string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	bootstrap := kafkatest.Bootstrap(t)
+	return &env{
+		t: t, bootstrap: bootstrap,
+		group:     kafkatest.UniqueName(t, "g"),
+		offsets:   kafkatest.Topic(t, kafkatest.Partitions(5), kafkatest.Config("cleanup.policy", "compact")),
+		pluginDir: plugins(t),
+	}
+}
+
+func (e *env) config(eos bool) worker.Config {
+	cat, err := host.OpenCatalog(e.pluginDir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	log := plugintest.TestLogger(e.t)
+	return worker.Config{
+		WorkerID: "test", GroupID: e.group, BootstrapServers: e.bootstrap, ExactlyOnceSource: eos,
+		OffsetsTopic: e.offsets, OffsetFlushInterval: 300 * time.Millisecond, TaskShutdownTimeout: 10 * time.Second,
+		RestartBackoffInitial: 100 * time.Millisecond, RestartBackoffMax: time.Second,
+		Plugins: cat, PluginLaunch: host.LaunchOptions{Logger: log.With("src", "plugin")},
+		Logger: log, Metrics: prometheus.NewRegistry(),
+	}
+}
+
+func (e *env) start(cfg worker.Config) (*worker.Worker, *statusLog) {
+	e.t.Helper()
+	st := &statusLog{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := worker.New(ctx, cfg, st)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = w.Close(ctx)
+	})
+	return w, st
+}
+
+// run starts connector name with props and all its tasks.
+func (e *env) run(w *worker.Worker, name string, props map[string]string) []worker.TaskID {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
+		e.t.Fatal(err)
+	}
+	n := 1
+	fmt.Sscan(props["tasks.max"], &n)
+	configs, err := w.ConnectorTaskConfigs(ctx, name, n)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var ids []worker.TaskID
+	for i, tc := range configs {
+		id := worker.TaskID{Connector: name, Task: i}
+		if err := w.StartTask(ctx, id, props, tc, worker.TargetStarted); err != nil {
+			e.t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func testLogger() *slog.Logger { return slog.New(slog.NewTextHandler(os.Stderr, nil)) }
+
+// readCommitted reads a topic read_committed and waits until it holds
+// want records (or fails with what it has).
+func readCommitted(t *testing.T, topic string, want int, timeout time.Duration) []*kafka.Message {
+	t.Helper()
+	var msgs []*kafka.Message
+	kafkatest.Eventually(t, timeout, func() (bool, string) {
+		msgs = kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 200*time.Millisecond, time.Minute)
+		return len(msgs) >= want, fmt.Sprintf("%s holds %d of %d records", topic, len(msgs), want)
+	})
+	return msgs
+}
+
+// seqRecord is what the counter quickstart and the test source write.
+type seqRecord struct {
+	Seq int64 `json:"seq"`
+}
+
+// checkExactlyOnce checks that msgs hold every seq of tasks tasks of
+// perTask records exactly once, and that each task's records are in seq
+// order within every partition.
+func checkExactlyOnce(t *testing.T, msgs []*kafka.Message, tasks int, perTask int64) {
+	t.Helper()
+	seen := map[int64]int{}
+	last := map[[2]int64]int64{} // (partition, task) → last seq
+	var dups, disorder []string
+	for _, m := range msgs {
+		var r seqRecord
+		if err := json.Unmarshal(m.Value, &r); err != nil {
+			t.Fatalf("record %s: value %q: %v", m.TopicPartition, m.Value, err)
+		}
+		seen[r.Seq]++
+		if seen[r.Seq] == 2 {
+			dups = append(dups, fmt.Sprint(r.Seq))
+		}
+		k := [2]int64{int64(m.TopicPartition.Partition), r.Seq % int64(tasks)}
+		if prev, ok := last[k]; ok && r.Seq <= prev {
+			disorder = append(disorder, fmt.Sprintf("p%d: %d after %d", k[0], r.Seq, prev))
+		}
+		last[k] = r.Seq
+	}
+	var missing []int64
+	for task := 0; task < tasks; task++ {
+		for i := int64(0); i < perTask; i++ {
+			if seen[int64(task)+i*int64(tasks)] == 0 {
+				missing = append(missing, int64(task)+i*int64(tasks))
+			}
+		}
+	}
+	sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
+	if len(dups) > 0 || len(missing) > 0 || len(disorder) > 0 || len(msgs) != tasks*int(perTask) {
+		t.Fatalf("not exactly once: %d records for %d expected; %d duplicated (%s); %d missing (%v); %d out of order (%s)",
+			len(msgs), tasks*int(perTask), len(dups), head(dups), len(missing), headInts(missing), len(disorder), head(disorder))
+	}
+}
+
+func head(s []string) string {
+	if len(s) > 10 {
+		return strings.Join(s[:10], ", ") + ", …"
+	}
+	return strings.Join(s, ", ")
+}
+
+func headInts(s []int64) []int64 {
+	if len(s) > 10 {
+		return s[:10]
+	}
+	return s
+}

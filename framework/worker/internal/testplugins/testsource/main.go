@@ -1,0 +1,140 @@
+// Command testsource is a test source plugin (class TestSource): task i
+// emits records with seq i, i+n, i+2n, ... (n tasks) up to count records,
+// key "k<seq>", value {"seq":<seq>}, source partition {"task":i} and
+// offset {"seq":<seq>}. Records can be made to fail on purpose: every
+// bad.every-th record (seq % bad.every == bad.every-1) gets bad.value
+// instead — "string" (a plain string: a transform expecting a map fails),
+// "nan" (a NaN number: the JSON converter fails) or "huge" (huge.bytes of
+// data: too large for the producer). poll.size bounds records per Poll.
+package main
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins"
+)
+
+func main() { plugins.Serve(&connector{}) }
+
+type connector struct{ props map[string]string }
+
+func (c *connector) Spec() sdk.Spec {
+	def := configdef.New()
+	for _, k := range []configdef.Key{
+		{Name: "topic", Type: configdef.String, Required: true},
+		{Name: "count", Type: configdef.Long, Default: int64(1000)},
+		{Name: "poll.size", Type: configdef.Int, Default: int32(100)},
+		{Name: "bad.every", Type: configdef.Int, Default: int32(0)},
+		{Name: "bad.value", Type: configdef.String, Default: "string"},
+		{Name: "huge.bytes", Type: configdef.Int, Default: int32(2 << 20)},
+	} {
+		k.Importance = configdef.Medium
+		def.Define(k)
+	}
+	return sdk.Spec{Class: "TestSource", Version: "0.0.1", Type: sdk.Source, Summary: "Test source with deterministic and failing records.",
+		Config: def, ExactlyOnce: true, DefinesTransactionBoundaries: true}
+}
+
+func (c *connector) Validate(context.Context, map[string]string) []sdk.FieldError { return nil }
+
+func (c *connector) Start(_ context.Context, _ sdk.ConnectorContext, props map[string]string) error {
+	c.props = props
+	return nil
+}
+
+func (c *connector) TaskConfigs(_ context.Context, maxTasks int) ([]map[string]string, error) {
+	out := make([]map[string]string, maxTasks)
+	for i := range out {
+		m := map[string]string{}
+		for k, v := range c.props {
+			m[k] = v
+		}
+		m["task.index"], m["task.count"] = strconv.Itoa(i), strconv.Itoa(maxTasks)
+		out[i] = m
+	}
+	return out, nil
+}
+
+func (c *connector) Stop(context.Context) error { return nil }
+
+func (c *connector) NewTask() sdk.SourceTask { return &task{} }
+
+type task struct {
+	topic           string
+	next, step, end int64
+	pollSize        int
+	badEvery        int64
+	badValue        string
+	hugeBytes       int
+	part            map[string]any
+}
+
+func atoi(s string, def int64) int64 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
+		return n
+	}
+	return def
+}
+
+func (t *task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[string]string) error {
+	idx, n := atoi(props["task.index"], 0), atoi(props["task.count"], 1)
+	t.topic = props["topic"]
+	t.step = n
+	t.end = atoi(props["count"], 1000) * n // seqs below end
+	t.pollSize = int(atoi(props["poll.size"], 100))
+	t.badEvery = atoi(props["bad.every"], 0)
+	t.badValue = props["bad.value"]
+	if t.badValue == "" {
+		t.badValue = "string"
+	}
+	t.hugeBytes = int(atoi(props["huge.bytes"], 2<<20))
+	t.part = map[string]any{"task": idx}
+	t.next = idx
+	if off := tctx.Offset(t.part); off != nil {
+		if f, ok := off["seq"].(float64); ok {
+			t.next = int64(f) + n
+		}
+	}
+	return nil
+}
+
+func (t *task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
+	if t.next >= t.end {
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+		return nil, nil
+	}
+	var out []*sdk.SourceRecord
+	for len(out) < t.pollSize && t.next < t.end {
+		seq := t.next
+		t.next += t.step
+		var value any = map[string]any{"seq": seq}
+		if t.badEvery > 0 && seq%t.badEvery == t.badEvery-1 {
+			switch t.badValue {
+			case "nan":
+				value = map[string]any{"seq": seq, "bad": math.NaN()}
+			case "huge":
+				value = map[string]any{"seq": seq, "data": strings.Repeat("x", t.hugeBytes)}
+			default:
+				value = "bad-" + strconv.FormatInt(seq, 10)
+			}
+		}
+		out = append(out, &sdk.SourceRecord{
+			SourcePartition: t.part, SourceOffset: map[string]any{"seq": seq},
+			Topic: t.topic, Partition: sdk.AnyPartition,
+			Key: "k" + strconv.FormatInt(seq, 10), Value: value,
+		})
+	}
+	return out, nil
+}
+
+func (t *task) Commit(context.Context, []sdk.SourceOffset) error { return nil }
+func (t *task) Stop(context.Context) error                       { return nil }

@@ -1,0 +1,210 @@
+package worker
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the worker's task metrics, labelled connector and task
+// (Kafka Connect's source-task-metrics, sink-task-metrics and
+// task-error-metrics, as Prometheus counters and histograms).
+type metrics struct {
+	sourcePolled   *prometheus.CounterVec
+	sourceWritten  *prometheus.CounterVec
+	txnRecords     *prometheus.HistogramVec
+	commitDuration *prometheus.HistogramVec
+	offsetCommits  *prometheus.CounterVec
+	sinkRead       *prometheus.CounterVec
+	sinkSent       *prometheus.CounterVec
+	putDuration    *prometheus.HistogramVec
+	sinkPartitions *prometheus.GaugeVec
+	recordErrors   *prometheus.CounterVec
+	retries        *prometheus.CounterVec
+	skipped        *prometheus.CounterVec
+	dlqRecords     *prometheus.CounterVec
+	restarts       *prometheus.CounterVec
+	state          *prometheus.GaugeVec
+}
+
+var taskLabels = []string{"connector", "task"}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		sourcePolled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_source_records_polled_total",
+			Help: "Records returned by source task Poll, before transforms (Kafka Connect source-record-poll-total).",
+		}, taskLabels),
+		sourceWritten: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_source_records_written_total",
+			Help: "Source records written to Kafka and committed, after transforms (source-record-write-total).",
+		}, taskLabels),
+		txnRecords: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "connectd_source_transaction_records",
+			Help:    "Records per committed exactly-once source transaction (transaction-size).",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 10),
+		}, taskLabels),
+		commitDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "connectd_task_commit_duration_seconds",
+			Help:    "Time to commit: a source transaction, a source offset flush, or a sink flush plus consumer offset commit.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, taskLabels),
+		offsetCommits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_task_offset_commits_total",
+			Help: "Offset commits by result (success, failure).",
+		}, append(taskLabels, "result")),
+		sinkRead: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_sink_records_read_total",
+			Help: "Records consumed from Kafka by sink tasks (sink-record-read-total).",
+		}, taskLabels),
+		sinkSent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_sink_records_sent_total",
+			Help: "Records handed to the sink task's Put and accepted (sink-record-send-total).",
+		}, taskLabels),
+		putDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "connectd_sink_put_duration_seconds",
+			Help:    "Time of one sink Put batch (put-batch-time).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}, taskLabels),
+		sinkPartitions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "connectd_sink_partitions",
+			Help: "Topic partitions assigned to the sink task (partition-count).",
+		}, taskLabels),
+		recordErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_task_record_errors_total",
+			Help: "Records that failed, by stage (total-record-errors).",
+		}, append(taskLabels, "stage")),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_task_retries_total",
+			Help: "Retries of retriable failures, by stage (total-retries).",
+		}, append(taskLabels, "stage")),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_task_records_skipped_total",
+			Help: "Failed records skipped under errors.tolerance=all, by stage (total-records-skipped).",
+		}, append(taskLabels, "stage")),
+		dlqRecords: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_task_dlq_records_total",
+			Help: "Dead-letter queue writes by result (deadletterqueue-produce-requests / -failures).",
+		}, append(taskLabels, "result")),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_task_restarts_total",
+			Help: "Task restarts, automatic and requested.",
+		}, taskLabels),
+		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "connectd_task_state",
+			Help: "Task state, one-hot: 1 for the current state.",
+		}, append(taskLabels, "state")),
+	}
+	var err error
+	register := func(c prometheus.Collector) prometheus.Collector {
+		if err != nil {
+			return c
+		}
+		if e := reg.Register(c); e != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(e, &are) {
+				// Several workers in one process (tests) share a registry.
+				return are.ExistingCollector
+			}
+			err = e
+		}
+		return c
+	}
+	m.sourcePolled = register(m.sourcePolled).(*prometheus.CounterVec)
+	m.sourceWritten = register(m.sourceWritten).(*prometheus.CounterVec)
+	m.txnRecords = register(m.txnRecords).(*prometheus.HistogramVec)
+	m.commitDuration = register(m.commitDuration).(*prometheus.HistogramVec)
+	m.offsetCommits = register(m.offsetCommits).(*prometheus.CounterVec)
+	m.sinkRead = register(m.sinkRead).(*prometheus.CounterVec)
+	m.sinkSent = register(m.sinkSent).(*prometheus.CounterVec)
+	m.putDuration = register(m.putDuration).(*prometheus.HistogramVec)
+	m.sinkPartitions = register(m.sinkPartitions).(*prometheus.GaugeVec)
+	m.recordErrors = register(m.recordErrors).(*prometheus.CounterVec)
+	m.retries = register(m.retries).(*prometheus.CounterVec)
+	m.skipped = register(m.skipped).(*prometheus.CounterVec)
+	m.dlqRecords = register(m.dlqRecords).(*prometheus.CounterVec)
+	m.restarts = register(m.restarts).(*prometheus.CounterVec)
+	m.state = register(m.state).(*prometheus.GaugeVec)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// taskMetrics are one task's series, resolved once so the hot path does
+// no label lookups.
+type taskMetrics struct {
+	m              *metrics
+	labels         prometheus.Labels
+	sourcePolled   prometheus.Counter
+	sourceWritten  prometheus.Counter
+	txnRecords     prometheus.Observer
+	commitDuration prometheus.Observer
+	commitOK       prometheus.Counter
+	commitFailed   prometheus.Counter
+	sinkRead       prometheus.Counter
+	sinkSent       prometheus.Counter
+	putDuration    prometheus.Observer
+	sinkPartitions prometheus.Gauge
+	dlqOK          prometheus.Counter
+	dlqFailed      prometheus.Counter
+	restarts       prometheus.Counter
+}
+
+func (m *metrics) task(id TaskID) *taskMetrics {
+	l := prometheus.Labels{"connector": id.Connector, "task": strconv.Itoa(id.Task)}
+	c, t := id.Connector, strconv.Itoa(id.Task)
+	return &taskMetrics{
+		m:              m,
+		labels:         l,
+		sourcePolled:   m.sourcePolled.WithLabelValues(c, t),
+		sourceWritten:  m.sourceWritten.WithLabelValues(c, t),
+		txnRecords:     m.txnRecords.WithLabelValues(c, t),
+		commitDuration: m.commitDuration.WithLabelValues(c, t),
+		commitOK:       m.offsetCommits.WithLabelValues(c, t, "success"),
+		commitFailed:   m.offsetCommits.WithLabelValues(c, t, "failure"),
+		sinkRead:       m.sinkRead.WithLabelValues(c, t),
+		sinkSent:       m.sinkSent.WithLabelValues(c, t),
+		putDuration:    m.putDuration.WithLabelValues(c, t),
+		sinkPartitions: m.sinkPartitions.WithLabelValues(c, t),
+		dlqOK:          m.dlqRecords.WithLabelValues(c, t, "success"),
+		dlqFailed:      m.dlqRecords.WithLabelValues(c, t, "failure"),
+		restarts:       m.restarts.WithLabelValues(c, t),
+	}
+}
+
+func (tm *taskMetrics) recordError(stage string) {
+	tm.m.recordErrors.WithLabelValues(tm.labels["connector"], tm.labels["task"], stage).Inc()
+}
+
+func (tm *taskMetrics) retry(stage string) {
+	tm.m.retries.WithLabelValues(tm.labels["connector"], tm.labels["task"], stage).Inc()
+}
+
+func (tm *taskMetrics) skip(stage string) {
+	tm.m.skipped.WithLabelValues(tm.labels["connector"], tm.labels["task"], stage).Inc()
+}
+
+func (tm *taskMetrics) setState(s State) {
+	for _, st := range states {
+		v := 0.0
+		if st == s {
+			v = 1
+		}
+		tm.m.state.WithLabelValues(tm.labels["connector"], tm.labels["task"], string(st)).Set(v)
+	}
+}
+
+// remove drops the task's series when it leaves this worker.
+func (tm *taskMetrics) remove() {
+	for _, v := range []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{
+		tm.m.sourcePolled, tm.m.sourceWritten, tm.m.txnRecords, tm.m.commitDuration, tm.m.offsetCommits,
+		tm.m.sinkRead, tm.m.sinkSent, tm.m.putDuration, tm.m.sinkPartitions, tm.m.recordErrors,
+		tm.m.retries, tm.m.skipped, tm.m.dlqRecords, tm.m.restarts, tm.m.state,
+	} {
+		v.DeletePartialMatch(tm.labels)
+	}
+}
