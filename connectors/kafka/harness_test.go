@@ -86,8 +86,15 @@ func produce(t testing.TB, msgs ...*ckafka.Message) {
 	defer p.Close()
 	dr := make(chan ckafka.Event, len(msgs))
 	for _, m := range msgs {
-		if err := p.Produce(m, dr); err != nil {
-			t.Fatalf("produce: %v", err)
+		for {
+			err := p.Produce(m, dr)
+			if err == nil {
+				break
+			}
+			if e, ok := err.(ckafka.Error); !ok || e.Code() != ckafka.ErrQueueFull {
+				t.Fatalf("produce: %v", err)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	for range msgs {

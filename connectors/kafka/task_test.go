@@ -21,7 +21,8 @@ import (
 // repeated keys, and explicit timestamps.
 func sourceMessages(topic string, partitions, perPartition int) []*ckafka.Message {
 	var out []*ckafka.Message
-	base := time.UnixMilli(1_700_000_000_123)
+	// Recent, so that the broker's time-based retention keeps them.
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	for p := range partitions {
 		for i := range perPartition {
 			m := &ckafka.Message{
