@@ -355,3 +355,129 @@ func diffRecord(w, g *ckafka.Message) string {
 	}
 	return ""
 }
+
+// TestUpstreamTransactionsThroughWorker replicates a topic written by a
+// transactional producer that commits some transactions and aborts others,
+// with one left open while replication runs: the target holds exactly the
+// committed records, in order, and the open transaction's records appear
+// once it commits.
+func TestUpstreamTransactionsThroughWorker(t *testing.T) {
+	src := kafkatest.Topic(t, kafkatest.Partitions(3))
+	target := src + ".replica"
+	t.Cleanup(func() { kafkatest.DeleteTopics(t, target) })
+	bs := kafkatest.Bootstrap(t)
+	p, err := ckafka.NewProducer(&ckafka.ConfigMap{"bootstrap.servers": bs, "transactional.id": kafkatest.UniqueName(t, "up")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	go func() {
+		for range p.Events() {
+		}
+	}()
+	ctx := t.Context()
+	if err := p.InitTransactions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var committed []string
+	txn := func(i int, commit bool) {
+		t.Helper()
+		if err := p.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 30 {
+			v := fmt.Sprintf("txn%d-%d", i, j)
+			if err := p.Produce(&ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: &src, Partition: int32(j % 3)}, Value: []byte(v)}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if commit {
+				committed = append(committed, v)
+			}
+		}
+		if !commit {
+			if err := p.AbortTransaction(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if err := p.CommitTransaction(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 20 {
+		txn(i, i%3 != 1) // every third transaction aborts
+	}
+	// Leave one open while the worker starts.
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for j := range 30 {
+		v := fmt.Sprintf("late-%d", j)
+		if err := p.Produce(&ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: &src, Partition: int32(j % 3)}, Value: []byte(v)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p.Flush(30000) != 0 {
+		t.Fatal("flush of the open transaction did not finish")
+	}
+
+	e := newE2E(t, map[string]string{
+		"name": "repl", "connector.class": Class, "tasks.max": "2",
+		"source.bootstrap.servers": bs, "target.bootstrap.servers": bs,
+		"topics": src, "target.topic.format": "${topic}.replica",
+		"key.converter":   "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+	})
+	w := e.start()
+	w.waitLine(t, 2*time.Minute, "task repl-", "RUNNING")
+	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
+		n := committedCount(t, target)
+		return n == len(committed), fmt.Sprintf("%d of %d committed upstream records copied", n, len(committed))
+	})
+	// Nothing of the open transaction is copied while it is open.
+	time.Sleep(2 * time.Second)
+	if n := committedCount(t, target); n != len(committed) {
+		t.Fatalf("target holds %d records while the upstream transaction is open, want %d", n, len(committed))
+	}
+	if err := p.CommitTransaction(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for j := range 30 {
+		committed = append(committed, fmt.Sprintf("late-%d", j))
+	}
+	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
+		n := committedCount(t, target)
+		return n == len(committed), fmt.Sprintf("%d of %d records copied", n, len(committed))
+	})
+	w.kill()
+
+	got := kafkatest.ReadAll(t, target, kafkatest.ReadCommitted, 2*time.Second, time.Minute)
+	gotBy := map[int32][]string{}
+	for _, m := range got {
+		if strings.HasPrefix(string(m.Value), "txn") && isAborted(string(m.Value)) {
+			t.Errorf("aborted upstream record %q was copied", m.Value)
+		}
+		gotBy[m.TopicPartition.Partition] = append(gotBy[m.TopicPartition.Partition], string(m.Value))
+	}
+	wantBy := map[int32][]string{}
+	for _, v := range committed {
+		var j int
+		if _, err := fmt.Sscanf(v[strings.LastIndexByte(v, '-')+1:], "%d", &j); err != nil {
+			t.Fatal(err)
+		}
+		wantBy[int32(j%3)] = append(wantBy[int32(j%3)], v)
+	}
+	for part, ws := range wantBy {
+		if strings.Join(gotBy[part], " ") != strings.Join(ws, " ") {
+			t.Errorf("partition %d:\n got %v\nwant %v", part, gotBy[part], ws)
+		}
+	}
+}
+
+func isAborted(v string) bool {
+	var i, j int
+	if _, err := fmt.Sscanf(v, "txn%d-%d", &i, &j); err != nil {
+		return false
+	}
+	return i%3 == 1
+}
