@@ -19,9 +19,16 @@ out=bench/out/replication
 bin=$out/bin
 mkdir -p "$bin"
 
-bootstrap=$(scripts/kafka.sh up | sed -n 's/^KAFKA_BOOTSTRAP=//p')
+# Reuse a running broker as it is: `kafka.sh up` restarts a broker that is
+# slow to answer its probe, which on a loaded machine would kill a broker
+# other runs are using.
+run_dir=${CONNECTD_RUN_DIR:-$repo/.run}
+bootstrap=$(sed -n 's/^KAFKA_BOOTSTRAP=//p' "$run_dir/kafka.env" 2>/dev/null || true)
+if [[ -z $bootstrap ]] || ! (exec 3<>"/dev/tcp/${bootstrap%:*}/${bootstrap##*:}") 2>/dev/null; then
+  bootstrap=$(scripts/kafka.sh up | sed -n 's/^KAFKA_BOOTSTRAP=//p')
+fi
 [[ -n $bootstrap ]] || { echo "bench: the Kafka broker did not start (make kafka-up)" >&2; exit 1; }
-broker_pid=$(cat "${CONNECTD_RUN_DIR:-$repo/.run}/kafka/pid")
+broker_pid=$(cat "$run_dir/kafka/pid")
 
 # MirrorMaker 2: Kafka Connect 4.1.1 + connect-mirror from Maven Central.
 pom=bench/replication/mm2/pom.xml
@@ -38,10 +45,11 @@ fi
 go build -o "$bin/replbench" ./bench/replication/cmd/replbench
 go build -o "$bin/rawcopy" ./bench/replication/cmd/rawcopy
 go build -o "$bin/connectd" ./cmd/connectd
-mkdir -p "$bin/plugins"
-go build -o "$bin/plugins/connectd-kafka-replication" ./connectors/kafka/cmd/connectd-kafka-replication
+go build -o "$bin/connectd-testworker" ./framework/worker/internal/testworker
+go build -o "$bin/connectd-kafka-replication" ./connectors/kafka/cmd/connectd-kafka-replication
 
 # shellcheck disable=SC2086
 exec "$bin/replbench" run -bootstrap "$bootstrap" -broker-pid "$broker_pid" \
-  -mm2-classpath "$cp_file" -rawcopy "$bin/rawcopy" -connectd "$bin/connectd" -plugin-dir "$bin/plugins" \
+  -mm2-classpath "$cp_file" -rawcopy "$bin/rawcopy" -connectd "$bin/connectd" \
+  -worker "$bin/connectd-testworker" -plugin "$bin/connectd-kafka-replication" \
   -out "$out" "$@" ${BENCH_ARGS:-}

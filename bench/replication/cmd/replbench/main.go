@@ -126,8 +126,10 @@ func cmdRun(ctx context.Context, args []string) error {
 	interval := fs.Duration("commit-interval", 100*time.Millisecond, "raw loop transaction length (and MM2/connectd interval boundary)")
 	mm2cp := fs.String("mm2-classpath", "", "file holding the MirrorMaker 2 classpath")
 	rawBin := fs.String("rawcopy", "", "rawcopy binary")
-	connectdBin := fs.String("connectd", "", "connectd binary")
-	pluginDir := fs.String("plugin-dir", "", "directory holding the connectd-kafka-replication plugin binary")
+	connectdBin := fs.String("connectd", "", "connectd binary (installs the plugin)")
+	workerBin := fs.String("worker", "", "connectd worker binary (framework/worker's testworker)")
+	pluginBin := fs.String("plugin", "", "connectd-kafka-replication plugin binary")
+	connectdProps := fs.String("connectd-props", "", "extra connector properties for connectd, k=v,k=v (tuning experiments)")
 	out := fs.String("out", "bench/out/replication", "output directory")
 	timeout := fs.Duration("run-timeout", 30*time.Minute, "give up on a run after this long")
 	_ = fs.Parse(args)
@@ -159,7 +161,13 @@ func cmdRun(ctx context.Context, args []string) error {
 			}
 			sys = append(sys, &mm2System{classpath: strings.TrimSpace(string(cp)), boundary: "interval", interval: *interval})
 		case "connectd":
-			sys = append(sys, &connectdSystem{bin: *connectdBin, pluginDir: *pluginDir})
+			extra := map[string]string{}
+			for _, kv := range strings.Split(*connectdProps, ",") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					extra[strings.TrimSpace(k)] = strings.TrimSpace(v)
+				}
+			}
+			sys = append(sys, &connectdSystem{worker: *workerBin, connectd: *connectdBin, pluginBin: *pluginBin, extra: extra})
 		default:
 			return fmt.Errorf("unknown system %q", name)
 		}
@@ -194,7 +202,9 @@ func cmdRun(ctx context.Context, args []string) error {
 				}
 			}
 		}
-		_ = deleteTopics(ctx, *bs, source)
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = deleteTopics(dctx, *bs, source)
+		cancel()
 	}
 	return rep.write()
 }
@@ -225,7 +235,11 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPid int, timeout t
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	defer s.cleanup(context.Background(), rs)
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s.cleanup(cctx, rs)
+	}()
 
 	sysSampler := newSampler(100 * time.Millisecond)
 	defer sysSampler.close()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -288,7 +286,3 @@ func (m *mm2System) cleanup(ctx context.Context, rs *runSpec) {
 	topics, _ := listTopics(rs.bootstrap, "mm2-"+rs.runID)
 	_ = deleteTopics(ctx, rs.bootstrap, append(topics, m.target(rs))...)
 }
-
-var errUnavailable = errors.New("system unavailable")
-
-func joinErr(parts ...string) string { return strings.Join(parts, ": ") }
