@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,7 +62,6 @@ func testLogger() *slog.Logger {
 
 // connCtx records what a connector asks of the framework.
 type connCtx struct {
-	mu       sync.Mutex
 	reconfig chan struct{}
 	raised   chan error
 }

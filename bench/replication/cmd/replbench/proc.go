@@ -151,14 +151,6 @@ func (s *sampler) snapshot() map[int]time.Duration {
 	return out
 }
 
-// setFinal records the exact CPU time of a process that has exited (from
-// wait4's rusage), replacing the last sample.
-func (s *sampler) setFinal(pid int, cpu time.Duration) {
-	s.mu.Lock()
-	s.cpu[pid] = max(s.cpu[pid], cpu)
-	s.mu.Unlock()
-}
-
 func (s *sampler) close() {
 	close(s.stop)
 	<-s.done
