@@ -51,6 +51,7 @@ func rootCommand() *command {
 			pluginCommand(),
 			connectorsCommand(),
 			pluginsCommand(),
+			workerCommand(),
 		},
 	}
 }

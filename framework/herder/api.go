@@ -556,9 +556,16 @@ func (h *Herder) ValidateConfig(ctx context.Context, class string, props map[str
 
 // PutTaskConfigs is the internal endpoint the worker running a connector
 // uses to hand its task configs to the leader. The leader writes them with
-// a commit record in one transaction; for an exactly-once source
-// connector it first fences the previous generation's task producers and
-// writes the new task count as tasks-fencing-<c> in the same transaction.
+// a commit record in one transaction.
+//
+// For an exactly-once source connector whose previous generation had task
+// producers that the new tasks' own InitTransactions would not fence
+// (anything but one task before and after), the new generation stays
+// pending: workers stop the old tasks but start no new ones until the
+// leader has fenced the old producers and written tasks-fencing-<c>
+// (leader.fencePending), as Kafka Connect does before an exactly-once
+// task generation starts. Otherwise tasks-fencing-<c> is written in the
+// same transaction.
 func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
 	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
@@ -572,28 +579,46 @@ func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[
 			return nil, nil
 		}
 		var msgs []*kafka.Message
-		eos := h.exactlyOnce(s, name)
-		if eos {
-			if err := h.fenceLocked(ctx, s, name, len(configs)); err != nil {
-				return nil, err
-			}
-		}
 		for i, c := range configs {
 			msgs = append(msgs, record(taskKey(ConnectorTaskID{Connector: name, Task: i}), propertiesValue{Properties: c}))
 		}
 		msgs = append(msgs, record(commitKey(name), commitValue{Tasks: len(configs)}))
+		eos := h.exactlyOnce(s, name)
+		pending := false
 		if eos {
-			msgs = append(msgs, record(fencingKey(name), fencingValue{TaskCount: len(configs)}))
+			prev, ok := s.Fencing(name)
+			pending = ok && needsFencing(prev, len(configs))
+			if !pending {
+				msgs = append(msgs, record(fencingKey(name), fencingValue{TaskCount: len(configs)}))
+			}
 		}
-		h.log.Info("writing task configs", "connector", name, "tasks", len(configs), "exactly_once", eos)
+		h.log.Info("writing task configs", "connector", name, "tasks", len(configs), "exactly_once", eos, "fencing_pending", pending)
 		return msgs, nil
 	})
 	return err
 }
 
+// needsFencing reports whether a new generation of next tasks must wait
+// for the previous generation's prev task producers to be fenced. From one
+// task to one task the new task's InitTransactions fences the old one
+// (same transactional.id).
+func needsFencing(prev, next int) bool {
+	return prev > 0 && next > 0 && !(prev == 1 && next == 1)
+}
+
+// fencingPending reports whether the connector's current task generation
+// waits for its predecessors to be fenced.
+func (h *Herder) fencingPending(s *Snapshot, name string) bool {
+	if s.TaskCount(name) == 0 || !h.exactlyOnce(s, name) {
+		return false
+	}
+	f, ok := s.fencing[name]
+	return ok && f.offset < s.TaskGeneration(name)
+}
+
 // FenceZombies is the internal PUT /connectors/{c}/fence: fence the
-// producers of the connector's task generations so far and record the
-// current task count.
+// producers of the connector's last fenced generation and record the
+// current task count, so that the current generation may start.
 func (h *Herder) FenceZombies(ctx context.Context, name string) error {
 	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
@@ -602,32 +627,22 @@ func (h *Herder) FenceZombies(ctx context.Context, name string) error {
 		if !h.exactlyOnce(s, name) {
 			return nil, &BadRequestError{Msg: fmt.Sprintf("Connector %s is not an exactly-once source connector: there is nothing to fence", name)}
 		}
-		n := s.TaskCount(name)
-		if err := h.fenceLocked(ctx, s, name, n); err != nil {
-			return nil, err
-		}
-		return []*kafka.Message{record(fencingKey(name), fencingValue{TaskCount: n})}, nil
+		return h.fenceLocked(ctx, s, name)
 	})
 	return err
 }
 
-// fenceLocked fences the task producers of the connector's previous
-// generation before a new one with next tasks starts. When both have one
-// task, the new task's own InitTransactions fences the old one (same
-// transactional.id), as Kafka Connect reasons.
-func (h *Herder) fenceLocked(ctx context.Context, s *Snapshot, name string, next int) error {
-	prev, ok := s.Fencing(name)
-	if !ok {
-		prev = s.TaskCount(name)
+// fenceLocked fences the task producers of the connector's last fenced
+// generation and returns the record that lets the current one start.
+func (h *Herder) fenceLocked(ctx context.Context, s *Snapshot, name string) ([]*kafka.Message, error) {
+	n := s.TaskCount(name)
+	if prev, ok := s.Fencing(name); ok && prev > 0 {
+		h.log.Info("fencing the previous task generation's producers", "connector", name, "tasks", prev)
+		if err := h.rt.FenceZombies(ctx, name, prev); err != nil {
+			return nil, fmt.Errorf("fencing the previous tasks of connector %s: %w", name, err)
+		}
 	}
-	if prev == 0 || (prev == 1 && next == 1) {
-		return nil
-	}
-	h.log.Info("fencing the previous task generation's producers", "connector", name, "tasks", prev)
-	if err := h.rt.FenceZombies(ctx, name, prev); err != nil {
-		return fmt.Errorf("fencing the previous tasks of connector %s: %w", name, err)
-	}
-	return nil
+	return []*kafka.Message{record(fencingKey(name), fencingValue{TaskCount: n})}, nil
 }
 
 // exactlyOnce reports whether the connector's tasks run exactly-once:

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/plugins/host"
 )
 
 // The tests in this file run several herders in one process against the
@@ -102,11 +104,19 @@ func (r *recordRuntime) StartTask(_ context.Context, id TaskID, _, taskProps map
 }
 
 func (r *recordRuntime) StopTasks(_ context.Context, ids []TaskID) error {
+	var stopped []TaskID
 	r.mu.Lock()
 	for _, id := range ids {
+		if _, ok := r.tasks[id]; ok {
+			stopped = append(stopped, id)
+		}
 		delete(r.tasks, id)
 	}
 	r.mu.Unlock()
+	// Like framework/worker: a stopped task reports UNASSIGNED.
+	for _, id := range stopped {
+		r.h.TaskState(id, StateUnassigned, "")
+	}
 	return nil
 }
 
@@ -168,12 +178,11 @@ func (r *recordRuntime) running() map[TaskID]bool {
 // directClient hands task configs to the leader's herder in-process, in
 // place of the signed HTTP call.
 type directClient struct {
-	mu      sync.Mutex
-	byURL   map[string]*Herder
-	refused int
+	mu    sync.Mutex
+	byURL map[string]*Herder
 }
 
-func (d *directClient) PutTaskConfigs(ctx context.Context, leaderURL, c string, configs []map[string]string, _ *SessionKey) error {
+func (d *directClient) PutTaskConfigs(ctx context.Context, leaderURL, c string, configs []map[string]string) error {
 	d.mu.Lock()
 	h := d.byURL[leaderURL]
 	d.mu.Unlock()
@@ -208,12 +217,7 @@ func newCluster(t *testing.T, eos bool) *cluster {
 		ExactlyOnceSource:       eos,
 		TopicTracking:           true,
 		TopicTrackingAllowReset: true,
-		TypeOf: func(class string) ConnectorType {
-			if class == "Sink" {
-				return TypeSink
-			}
-			return TypeSource
-		},
+		Plugins:                 manifestCatalog(t),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -226,6 +230,23 @@ func newCluster(t *testing.T, eos bool) *cluster {
 	}
 	t.Cleanup(func() { kafkatest.DeleteTopics(t, cfg.ConfigTopic, cfg.StatusTopic, cfg.OffsetsTopic) })
 	return &cluster{t: t, base: cfg, client: &directClient{byURL: map[string]*Herder{}}}
+}
+
+// manifestCatalog is a real plugin catalog holding manifests (no
+// binaries: recordRuntime runs nothing) for a "Source" and a "Sink" class.
+func manifestCatalog(t *testing.T) *host.Catalog {
+	dir := t.TempDir()
+	for class, typ := range map[string]string{"Source": "source", "Sink": "sink"} {
+		m := fmt.Sprintf(`{"name":%q,"version":"1.0","type":%q,"binary":"x","sha256":"%064d","protocol_versions":[1]}`, class, typ, 0)
+		if err := os.WriteFile(filepath.Join(dir, class+".json"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := host.OpenCatalog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func testLogger(t *testing.T, name string) *slog.Logger {
@@ -243,7 +264,7 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	cfg.WorkerURL = fmt.Sprintf("http://127.0.0.1:%d", 18000+i)
 	cfg.Logger = testLogger(c.t, strconv.Itoa(i))
 	rt := newRecordRuntime()
-	h, err := New(cfg, rt, c.client)
+	h, err := New(cfg, c.client)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -253,7 +274,7 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	c.client.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := h.Start(ctx); err != nil {
+	if err := h.Start(ctx, rt); err != nil {
 		c.t.Fatal(err)
 	}
 	c.t.Cleanup(func() {
@@ -264,6 +285,16 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	c.herders = append(c.herders, h)
 	c.rts = append(c.rts, rt)
 	return h, rt
+}
+
+func (c *cluster) running() int {
+	n := 0
+	for _, h := range c.herders {
+		if h.started.Load() {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *cluster) leader() *Herder {
@@ -280,7 +311,20 @@ func (c *cluster) waitLeader() *Herder {
 	var l *Herder
 	kafkatest.Eventually(c.t, 30*time.Second, func() (bool, string) {
 		l = c.leader()
-		return l != nil, "no leader"
+		if l == nil {
+			return false, "no leader"
+		}
+		// Every worker knows where to forward writes.
+		for _, h := range c.herders {
+			if !h.started.Load() {
+				continue
+			}
+			a := h.configs.Snapshot().Assignment()
+			if a == nil || a.Leader != l.cfg.WorkerURL || len(a.Workers) != c.running() {
+				return false, fmt.Sprintf("%s has assignment %+v", h.cfg.WorkerURL, a)
+			}
+		}
+		return true, ""
 	})
 	return l
 }

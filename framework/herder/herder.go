@@ -66,9 +66,9 @@ type Config struct {
 	// on the worker that runs them (nil: no resolution).
 	Resolver *configprovider.Resolver
 
-	// TypeOf returns the type of a connector class (TypeUnknown when the
-	// class is not installed).
-	TypeOf func(class string) ConnectorType
+	// Plugins is the plugin catalog (plugin.path): connector types and
+	// GET /connector-plugins.
+	Plugins Catalog
 
 	// Version and Commit are reported by GET /.
 	Version, Commit string
@@ -105,10 +105,11 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// LeaderClient sends the internal inter-worker requests to the leader
-// (framework/rest provides the signed HTTP implementation).
+// LeaderClient sends the internal inter-worker requests to the leader,
+// signed with the current session key (the daemon wires
+// framework/rest/client's signed POST /connectors/{c}/tasks).
 type LeaderClient interface {
-	PutTaskConfigs(ctx context.Context, leaderURL, connector string, configs []map[string]string, key *SessionKey) error
+	PutTaskConfigs(ctx context.Context, leaderURL, connector string, configs []map[string]string) error
 }
 
 // Herder runs this worker's part of the cluster. It implements the
@@ -138,17 +139,15 @@ type Herder struct {
 	localEnd chan struct{}
 }
 
-// New builds a herder; it does no I/O until Start. rt runs the work;
-// client reaches the leader from other workers.
-func New(cfg Config, rt Runtime, client LeaderClient) (*Herder, error) {
+// New builds a herder; it does no I/O until Start. client reaches the
+// leader from other workers. The herder is the runtime's StatusListener,
+// so it exists before the runtime, which Start receives.
+func New(cfg Config, client LeaderClient) (*Herder, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if rt == nil {
-		return nil, errors.New("herder: a runtime is required")
-	}
-	h := &Herder{cfg: cfg, log: cfg.Logger, rt: rt, client: client}
+	h := &Herder{cfg: cfg, log: cfg.Logger, client: client}
 	h.setStage("the herder has not started")
 	return h, nil
 }
@@ -178,9 +177,13 @@ func WorkerID(workerURL string) string {
 func (h *Herder) setStage(s string) { h.stage.Store(&s) }
 
 // Start connects to Kafka, reads the config and status topics, joins the
-// cluster and starts applying assignments. It returns once the worker is a
-// member of the group; work starts when the leader assigns it.
-func (h *Herder) Start(ctx context.Context) error {
+// cluster and starts applying assignments to rt. It returns once the
+// worker is a member of the group; work starts when the leader assigns it.
+func (h *Herder) Start(ctx context.Context, rt Runtime) error {
+	if rt == nil {
+		return errors.New("herder: a runtime is required")
+	}
+	h.rt = rt
 	if h.cfg.WorkerURL == "" {
 		return errors.New("herder: the worker URL is not set")
 	}
@@ -322,17 +325,8 @@ func (h *Herder) sendTaskConfigs(ctx context.Context, name string, configs []map
 	if h.client == nil {
 		return errors.New("no leader client configured to reach the leader")
 	}
-	key := h.configs.Snapshot().SessionKey()
-	if key == nil {
+	if h.configs.Snapshot().SessionKey() == nil {
 		return errors.New("no session key yet to sign the request to the leader")
 	}
-	return h.client.PutTaskConfigs(ctx, nl.LeaderURL, name, configs, key)
-}
-
-// connectorType looks the connector's class up in the plugin catalog.
-func (h *Herder) connectorType(cfg map[string]string) ConnectorType {
-	if h.cfg.TypeOf == nil {
-		return TypeUnknown
-	}
-	return h.cfg.TypeOf(cfg["connector.class"])
+	return h.client.PutTaskConfigs(ctx, nl.LeaderURL, name, configs)
 }

@@ -35,9 +35,12 @@ type leader struct {
 	fencedAt   int64 // membership epoch when fenced; -1 when not fenced
 	revoking   map[item]revocation
 	departedAt map[string]time.Time
-	members    []string
-	membersAt  time.Time
-	membersEp  int64
+	// pendingSince: when the leader first saw each exactly-once
+	// connector's task generation waiting to be fenced.
+	pendingSince map[string]time.Time
+	members      []string
+	membersAt    time.Time
+	membersEp    int64
 
 	active atomic.Bool
 	// wake is signalled when a leader-side request changed something the
@@ -57,12 +60,13 @@ type revocation struct {
 
 func newLeader(h *Herder) *leader {
 	return &leader{
-		h:          h,
-		log:        h.log.With("component", "leader"),
-		fencedAt:   -1,
-		revoking:   map[item]revocation{},
-		departedAt: map[string]time.Time{},
-		wake:       make(chan struct{}, 1),
+		h:            h,
+		log:          h.log.With("component", "leader"),
+		fencedAt:     -1,
+		revoking:     map[item]revocation{},
+		departedAt:   map[string]time.Time{},
+		pendingSince: map[string]time.Time{},
+		wake:         make(chan struct{}, 1),
 	}
 }
 
@@ -85,7 +89,7 @@ func (l *leader) run(ctx context.Context) {
 		cfgCh := l.h.configs.changed.C()
 		var stCh <-chan struct{}
 		l.mu.Lock()
-		if len(l.revoking) > 0 {
+		if len(l.revoking) > 0 || len(l.pendingSince) > 0 {
 			stCh = l.h.statuses.changed.C()
 		}
 		l.mu.Unlock()
@@ -161,6 +165,7 @@ func (l *leader) claim(ctx context.Context) error {
 	l.fencedAt = -1
 	l.revoking = map[item]revocation{}
 	l.departedAt = map[string]time.Time{}
+	l.pendingSince = map[string]time.Time{}
 	l.membersAt = time.Time{}
 	l.active.Store(true)
 	l.log.Info("leading the cluster", "group", l.h.cfg.GroupID, "claimed_in", time.Since(start).Round(time.Millisecond))
@@ -316,17 +321,71 @@ func (l *leader) reconcile(ctx context.Context) error {
 	if changed {
 		msgs = append(msgs, record(keyAssignment, next))
 	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	if _, err := l.writeLocked(ctx, msgs); err != nil {
-		if errors.Is(err, errNotLeading) {
-			return nil
+	if len(msgs) > 0 {
+		if _, err := l.writeLocked(ctx, msgs); err != nil {
+			if errors.Is(err, errNotLeading) {
+				return nil
+			}
+			return err
 		}
-		return err
+		if changed {
+			l.log.Info("assignment written", "generation", next.Generation, "workers", len(next.Workers), "revoking", len(l.revoking))
+		}
 	}
-	if changed {
-		l.log.Info("assignment written", "generation", next.Generation, "workers", len(next.Workers), "revoking", len(l.revoking))
+	return l.fencePendingLocked(ctx, live, now)
+}
+
+// fencePendingLocked lets waiting exactly-once task generations start:
+// once the previous generation's tasks are reported stopped (or a timeout
+// passed, or their workers left), their producers are fenced and
+// tasks-fencing-<c> is written.
+func (l *leader) fencePendingLocked(ctx context.Context, live []string, now time.Time) error {
+	snap := l.h.configs.Snapshot()
+	alive := map[string]bool{}
+	for _, u := range live {
+		alive[WorkerID(u)] = true
+	}
+	for c := range l.pendingSince {
+		if !l.h.fencingPending(snap, c) {
+			delete(l.pendingSince, c)
+		}
+	}
+	for _, c := range snap.Connectors() {
+		if !l.h.fencingPending(snap, c) {
+			continue
+		}
+		since, ok := l.pendingSince[c]
+		if !ok {
+			since = now
+			l.pendingSince[c] = now
+		}
+		prev, _ := snap.Fencing(c)
+		running := 0
+		for i := 0; i < prev; i++ {
+			st, ok := l.h.statuses.task(ConnectorTaskID{Connector: c, Task: i})
+			if ok && alive[st.WorkerID] && (st.State == StateRunning || st.State == StatePaused || st.State == StateRestarting) {
+				running++
+			}
+		}
+		if running > 0 && now.Sub(since) < l.h.releaseTimeout() {
+			continue
+		}
+		if running > 0 {
+			l.log.Warn("previous exactly-once tasks not reported stopped in time; fencing them anyway", "connector", c, "still_running", running)
+		}
+		msgs, err := l.h.fenceLocked(ctx, snap, c)
+		if err != nil {
+			return err
+		}
+		if _, err := l.writeLocked(ctx, msgs); err != nil {
+			if errors.Is(err, errNotLeading) {
+				return nil
+			}
+			return err
+		}
+		delete(l.pendingSince, c)
+		snap = l.h.configs.Snapshot()
+		l.log.Info("previous task generation fenced; the new one may start", "connector", c, "fenced_tasks", prev, "tasks", snap.TaskCount(c), "waited", now.Sub(since).Round(time.Millisecond))
 	}
 	return nil
 }

@@ -39,7 +39,6 @@ type local struct {
 	mu     sync.Mutex
 	reconf map[string]chan struct{}
 
-	wake  chan struct{}
 	pings chan chan struct{}
 	calls chan loopCall
 	loops sync.WaitGroup
@@ -71,19 +70,11 @@ func newLocal(h *Herder) *local {
 		targets:     map[string]TargetState{},
 		restartSeen: map[string]int64{},
 		reconf:      map[string]chan struct{}{},
-		wake:        make(chan struct{}, 1),
 		pings:       make(chan chan struct{}),
 		calls:       make(chan loopCall),
 	}
 	l.mine.Store(&WorkerAssignment{})
 	return l
-}
-
-func (l *local) poke() {
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
 }
 
 // run applies assignments until ctx ends, then stops everything this
@@ -101,7 +92,6 @@ func (l *local) run(ctx context.Context, initial *Snapshot) {
 		select {
 		case <-ctx.Done():
 		case <-ch:
-		case <-l.wake:
 		case <-resync.C:
 		case p := <-l.pings:
 			close(p)
@@ -246,10 +236,11 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 		l.startConnector(ctx, snap, name)
 	}
 
-	// 5. Start tasks newly ours.
+	// 5. Start tasks newly ours (an exactly-once generation only once its
+	// predecessors are fenced).
 	var start []ConnectorTaskID
 	for id := range wantTask {
-		if _, running := l.tasks[id]; !running {
+		if _, running := l.tasks[id]; !running && !l.h.fencingPending(snap, id.Connector) {
 			start = append(start, id)
 		}
 	}
@@ -306,7 +297,7 @@ func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string)
 	go func() {
 		defer l.loops.Done()
 		defer close(lc.done)
-		l.taskConfigLoop(gctx, name, lc.reconfigure)
+		l.taskConfigLoop(gctx, name, lc.configOffset, lc.reconfigure)
 	}()
 
 	resolved, err := l.h.resolve(raw)
@@ -363,7 +354,7 @@ func (l *local) requestTaskConfigs(name string) {
 // taskConfigLoop generates the connector's task configs when asked and
 // sends them to the leader, retrying with backoff until the leader took
 // them or the connector stops here.
-func (l *local) taskConfigLoop(ctx context.Context, name string, want <-chan struct{}) {
+func (l *local) taskConfigLoop(ctx context.Context, name string, configOffset int64, want <-chan struct{}) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -372,7 +363,7 @@ func (l *local) taskConfigLoop(ctx context.Context, name string, want <-chan str
 		}
 		backoff := 250 * time.Millisecond
 		for {
-			err := l.generateTaskConfigs(ctx, name)
+			err := l.generateTaskConfigs(ctx, name, configOffset)
 			if err == nil || ctx.Err() != nil {
 				break
 			}
@@ -390,10 +381,12 @@ func (l *local) taskConfigLoop(ctx context.Context, name string, want <-chan str
 // errTooManyTasks: the connector returned more task configs than tasks.max.
 var errTooManyTasks = errors.New("more task configs than tasks.max")
 
-func (l *local) generateTaskConfigs(ctx context.Context, name string) error {
+func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffset int64) error {
 	snap := l.h.configs.Snapshot()
 	raw, ok := snap.ConnectorConfig(name)
-	if !ok || snap.Target(name) != TargetStarted {
+	if !ok || snap.Target(name) != TargetStarted || snap.ConfigOffset(name) != configOffset {
+		// Gone, not started, or reconfigured: the connector instance
+		// started with the new config sends the task configs.
 		return nil
 	}
 	resolved, err := l.h.resolve(raw)
@@ -420,6 +413,10 @@ func (l *local) generateTaskConfigs(ctx context.Context, name string) error {
 		return nil
 	}
 	configs = reverseTransform(raw, resolved, configs)
+	snap = l.h.configs.Snapshot()
+	if snap.ConfigOffset(name) != configOffset {
+		return nil
+	}
 	if !snap.TaskConfigsStale(name) && equalTaskConfigs(configs, snap.TaskConfigs(name)) {
 		return nil
 	}

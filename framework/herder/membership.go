@@ -169,6 +169,22 @@ func (m *membership) requestRejoin() {
 	}
 }
 
+// listed reports whether the group still lists this worker.
+func (m *membership) listed() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	urls, err := m.members(ctx)
+	if err != nil {
+		return true
+	}
+	for _, u := range urls {
+		if u == m.url {
+			return true
+		}
+	}
+	return false
+}
+
 // members lists the REST URLs of the group's live members, sorted and
 // deduplicated (a restarted worker may briefly appear twice until the
 // coordinator expires its previous incarnation).
@@ -200,10 +216,25 @@ func (m *membership) members(ctx context.Context) ([]string, error) {
 }
 
 // close leaves the group (the coordinator hands partition 0 to another
-// worker at once) and closes the clients.
+// worker at once) and closes the clients. librdkafka's Close alone does
+// not always send LeaveGroup, which would leave the worker listed until
+// its session expires; Unsubscribe does, so close unsubscribes and polls
+// until the group no longer lists this worker (at most 2 s).
 func (m *membership) close() {
 	if m.running {
 		<-m.pollDone
+		if err := m.consumer.Unsubscribe(); err != nil {
+			m.log.Warn("leaving the group failed", "err", err)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			for range 4 {
+				m.consumer.Poll(50)
+			}
+			if !m.listed() {
+				break
+			}
+		}
 	}
 	m.admin.Close()
 	if err := m.consumer.Close(); err != nil {

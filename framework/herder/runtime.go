@@ -4,22 +4,22 @@ import (
 	"context"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/worker"
 )
 
-// TODO(worker-merge): replace these three with aliases of framework/worker's
-// TaskID, State and TargetState when that branch lands.
+// TaskID, State and RuntimeTarget are framework/worker's, so that
+// *worker.Worker implements Runtime and the herder implements
+// worker.StatusListener.
+type (
+	TaskID        = worker.TaskID
+	State         = worker.State
+	RuntimeTarget = worker.TargetState
+)
 
-// TaskID names a task for the runtime.
-type TaskID struct {
-	Connector string
-	Task      int
-}
-
-// State is a connector or task state as the runtime reports it.
-type State string
-
-// RuntimeTarget is a target state as the runtime takes it.
-type RuntimeTarget string
+var (
+	_ Runtime               = (*worker.Worker)(nil)
+	_ worker.StatusListener = (*Herder)(nil)
+)
 
 // Runtime is the part of framework/worker the herder drives: it runs the
 // connectors and tasks assigned to this worker. *worker.Worker implements

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/logging"
+	"github.com/connectd/connectd/framework/rest"
+	"github.com/connectd/connectd/framework/rest/client"
+	"github.com/connectd/connectd/framework/worker"
+	"github.com/connectd/connectd/framework/workerconfig"
+	"github.com/connectd/connectd/plugins/host"
+)
+
+// shutdownMargin is added to task.shutdown.graceful.timeout.ms to bound a
+// graceful shutdown: committing, writing statuses, leaving the group and
+// closing the Kafka clients.
+const shutdownMargin = 10 * time.Second
+
+var _ rest.Herder = (*herder.Herder)(nil)
+
+func workerCommand() *command {
+	return &command{
+		name:    "worker",
+		usage:   "<worker.properties>",
+		summary: "run a worker of a connectd cluster (Kafka Connect distributed-mode properties)",
+		run: func(ctx context.Context, env *cliEnv, _ *flag.FlagSet, args []string) error {
+			if len(args) != 1 {
+				return usageError("worker needs exactly one argument: the worker.properties file")
+			}
+			return runWorker(ctx, env, args[0])
+		},
+	}
+}
+
+// oneLine makes an error printable as the single line scripts read.
+func oneLine(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " ")), " ")
+	return &exitError{code: exitFailure, msg: msg}
+}
+
+func runWorker(ctx context.Context, env *cliEnv, path string) error {
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(env.stderr, "connectd worker: "+format+"\n", args...)
+	}
+	progress("reading %s", path)
+	cfg, err := workerconfig.Load(path)
+	if err != nil {
+		return oneLine("invalid worker config %s: %v", path, err)
+	}
+	restCfg, restKeys, err := rest.ParseConfig(cfg.Props)
+	if err != nil {
+		return oneLine("invalid worker config %s: %v", path, err)
+	}
+
+	root, err := logging.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return oneLine("invalid worker config %s: log.level: %v", path, err)
+	}
+	levels := logging.New(root)
+	base := newBaseLogger(env.stderr, cfg.LogFormat)
+	log := levels.Logger(base, "connectd")
+	warnKeys(log, cfg, restKeys)
+
+	if len(cfg.PluginPath) == 0 {
+		return oneLine("invalid worker config %s: plugin.path: no plugin directory configured (install plugins with `connectd plugin install --plugin-path DIR`)", path)
+	}
+	catalog, err := host.OpenCatalog(cfg.PluginPath...)
+	if err != nil {
+		return oneLine("plugin.path: %v", err)
+	}
+	installed, err := catalog.List()
+	if err != nil {
+		return oneLine("plugin.path: %v", err)
+	}
+	progress("%d connector plugins in %s", len(installed), strings.Join(catalog.Dirs(), ":"))
+
+	if err := ensureTopics(ctx, cfg, log); err != nil {
+		return oneLine("%v", err)
+	}
+	progress("internal topics ready: config=%s offsets=%s status=%s", cfg.Herder.ConfigTopic, cfg.Herder.OffsetsTopic, cfg.Herder.StatusTopic)
+
+	reg := prometheus.NewRegistry()
+	hcfg := cfg.Herder
+	hcfg.Plugins = catalog
+	hcfg.Version, hcfg.Commit = version, commit
+	if hcfg.Commit == "" {
+		hcfg.Commit = vcsRevision()
+	}
+	hcfg.Logger = levels.Logger(base, "connectd.herder")
+	lc := &leaderClient{opts: interWorkerTLS(restCfg)}
+	h, err := herder.New(hcfg, lc)
+	if err != nil {
+		return oneLine("%v", err)
+	}
+	lc.h = h
+
+	srv, err := rest.NewServer(restCfg, h, rest.WithLogger(levels.Logger(base, "connectd.rest")),
+		rest.WithRegisterer(reg), rest.WithLogLevels(levels))
+	if err != nil {
+		return oneLine("%v", err)
+	}
+	if err := srv.Listen(); err != nil {
+		return oneLine("%v", err)
+	}
+	url, err := cfg.AdvertisedURL(srv.Listeners())
+	if err != nil {
+		return oneLine("%v", err)
+	}
+	h.SetWorkerURL(url)
+
+	wcfg := cfg.Worker
+	wcfg.WorkerID = herder.WorkerID(url)
+	wcfg.Plugins = catalog
+	wcfg.Logger = levels.Logger(base, "connectd.worker")
+	wcfg.Metrics = reg
+	w, err := worker.New(ctx, wcfg, h)
+	if err != nil {
+		return oneLine("%v", err)
+	}
+
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx) }()
+	progress("REST API listening on %s (advertised as %s)", strings.Join(srv.Listeners(), ", "), url)
+
+	startCtx, cancelStart := context.WithTimeout(ctx, 2*time.Minute)
+	err = h.Start(startCtx, w)
+	cancelStart()
+	if err != nil {
+		stopServing()
+		<-served
+		closeWorker(w, cfg)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return oneLine("joining the cluster: %v", err)
+	}
+	progress("joined cluster %s as %s; worker started", cfg.Herder.GroupID, url)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		progress("stopping (signal received): stopping tasks, committing, leaving the group")
+	case runErr = <-served:
+		progress("stopping: the REST server failed: %v", runErr)
+		served <- nil
+	}
+	deadline := cfg.Worker.TaskShutdownTimeout + shutdownMargin
+	sctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	start := time.Now()
+	if err := h.Stop(sctx); err != nil {
+		log.Warn("herder stop", "err", err)
+	}
+	if err := w.Close(sctx); err != nil {
+		log.Warn("worker close", "err", err)
+	}
+	stopServing()
+	<-served
+	progress("stopped in %v", time.Since(start).Round(time.Millisecond))
+	if runErr != nil {
+		return oneLine("REST server: %v", runErr)
+	}
+	return nil
+}
+
+func closeWorker(w *worker.Worker, cfg *workerconfig.Config) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Worker.TaskShutdownTimeout+shutdownMargin)
+	defer cancel()
+	_ = w.Close(ctx)
+}
+
+func newBaseLogger(out io.Writer, format string) *slog.Logger {
+	// Levels are filtered per logger by logging.Levels; the handler
+	// passes everything.
+	opts := &slog.HandlerOptions{Level: logging.LevelTrace}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(out, opts))
+	}
+	return slog.New(slog.NewTextHandler(out, opts))
+}
+
+// warnKeys reports worker properties that nothing uses, by name.
+func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) {
+	used := map[string]bool{}
+	for _, k := range restKeys {
+		used[k] = true
+	}
+	for _, k := range cfg.Unknown {
+		if !used[k] && !strings.HasPrefix(k, "ssl.") {
+			log.Warn("unknown worker property ignored: "+k, "key", k)
+		}
+	}
+	for k, why := range cfg.Ignored {
+		log.Info("Kafka Connect worker property not used by connectd: "+k, "key", k, "reason", why)
+	}
+	for k, why := range cfg.Dropped {
+		if !used[k] {
+			log.Warn("client property not passed to Kafka clients: "+k, "key", k, "reason", why)
+		}
+	}
+}
+
+func ensureTopics(ctx context.Context, cfg *workerconfig.Config, log *slog.Logger) error {
+	cm := kafka.ConfigMap{"bootstrap.servers": cfg.Herder.BootstrapServers}
+	for k, v := range cfg.Herder.ClientProps {
+		cm[k] = v
+	}
+	admin, err := kafka.NewAdminClient(&cm)
+	if err != nil {
+		return fmt.Errorf("kafka admin client: %w", err)
+	}
+	defer admin.Close()
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := herder.EnsureTopics(tctx, admin, log, cfg.Topics...); err != nil {
+		var te *herder.TopicError
+		if errors.As(err, &te) {
+			return err
+		}
+		return fmt.Errorf("internal topics (is Kafka reachable at %s?): %w", cfg.Herder.BootstrapServers, err)
+	}
+	return nil
+}
+
+// leaderClient sends task configs to the leader over the signed internal
+// endpoint.
+type leaderClient struct {
+	h    *herder.Herder
+	opts []client.Option
+}
+
+func (c *leaderClient) PutTaskConfigs(ctx context.Context, leaderURL, connector string, configs []map[string]string) error {
+	opts := append([]client.Option{client.WithSessionKey(func() ([]byte, bool) {
+		k, _, ok := c.h.SessionKey()
+		return k, ok
+	})}, c.opts...)
+	cl, err := client.New(leaderURL, opts...)
+	if err != nil {
+		return err
+	}
+	return cl.PutTaskConfigs(ctx, connector, configs)
+}
+
+// interWorkerTLS gives the leader client the REST trust store (and the key
+// store as client certificate) for https clusters; only PEM files are
+// supported here.
+func interWorkerTLS(c rest.Config) []client.Option {
+	if c.TLS.TruststoreLocation == "" && c.TLS.KeystoreLocation == "" {
+		return nil
+	}
+	return []client.Option{client.WithTLSFiles(c.TLS.TruststoreLocation, c.TLS.KeystoreLocation, c.TLS.KeystoreLocation)}
+}
