@@ -179,6 +179,10 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 				recvErr <- fmt.Errorf("protocol error: put %d started before put %d was complete", p.GetId(), putID)
 				return
 			}
+			if p.GetCount() < 0 || int(p.GetCount()) > len(p.GetRecords()) {
+				recvErr <- fmt.Errorf("protocol error: put %d claims %d records in %d bytes", p.GetId(), p.GetCount(), len(p.GetRecords()))
+				return
+			}
 			if !open {
 				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, p.GetCount()), 0
 			}
@@ -266,14 +270,17 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 	r.batches.Inc()
 	r.records.Add(float64(len(in)))
 	res := &pluginpb.SinkResult{Id: id}
-	// Fresh each time: a task may keep the records after Put returns.
+	// One allocation per batch rather than per record. Fresh each time:
+	// a task may keep the records after Put returns (until Flush).
+	slab := make([]sdk.SinkRecord, len(in))
 	ptrs := make([]*sdk.SinkRecord, 0, len(in))
 	if cap(r.origIdx) < len(in) {
 		r.origIdx = make([]int32, 0, len(in))
 	}
 	orig := r.origIdx[:0]
 	for i := range in {
-		rec, keep, fail := r.chain.Apply(in[i])
+		rec := &slab[len(ptrs)]
+		keep, fail := r.chain.ApplyTo(in[i], rec)
 		if fail != nil {
 			r.reported.Inc()
 			res.Failures = append(res.Failures, &pluginpb.SinkFailure{

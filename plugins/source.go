@@ -158,6 +158,7 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	}()
 
 	var result error
+	failed := false
 	select {
 	case <-stopReq:
 	case err := <-recvErr:
@@ -167,6 +168,7 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 		pollDone <- err // read again below
 		if err != nil {
 			_ = r.fail(err)
+			failed = true
 		}
 	case <-r.srv.stopping:
 	}
@@ -178,6 +180,9 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	stopErr := r.stopTask()
 	if result != nil {
 		return result
+	}
+	if failed {
+		return nil // the host has the failure; no stopped after failed
 	}
 	if stopErr != nil {
 		return r.fail(fmt.Errorf("task stop: %w", stopErr))

@@ -36,5 +36,15 @@ step "go test"
 # Integration tests need the broker; with CI=true a missing one fails them.
 go test -count=1 -timeout 25m ./...
 
+step "fuzz (short runs; the seed corpora already ran as unit tests above)"
+# Each line: package and fuzz target. Go fuzzes one target of one package per run.
+while read -r pkg target; do
+  [[ -z $pkg ]] && continue
+  go test -run '^$' -fuzz "^${target}\$" -fuzztime "${FUZZTIME:-10s}" "$pkg"
+done <<'FUZZ'
+./connectors/aerospike/aerofake/ FuzzServeConn
+./plugins/internal/wire/ FuzzDecoder
+FUZZ
+
 echo
 echo "make test: all passed"

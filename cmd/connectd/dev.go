@@ -4,8 +4,10 @@ package main
 // connectd binary (test doubles, verification helpers).
 func devCommand() *command {
 	return &command{
-		name:     "dev",
-		summary:  "development tools: local test doubles for Kafka-adjacent systems",
-		children: []*command{},
+		name:    "dev",
+		summary: "development tools: local test doubles for Kafka-adjacent systems",
+		children: []*command{
+			devAerospikeCommand(),
+		},
 	}
 }

@@ -164,6 +164,7 @@ type Task struct {
 	produced  int64 // records produced by this task, including before a restart
 	partition map[string]any
 	pause     *rand.Rand // pauses only; contents come from the seq
+	nextAt    time.Time  // when the next record is due (max.interval > 0)
 	log       *slog.Logger
 }
 
@@ -226,13 +227,24 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	}
 	n := pollBatch
 	if t.cfg.maxInterval > 0 {
+		// One record per pause; a Poll waits at most a second (the SDK's
+		// rule), so long pauses span several polls.
 		n = 1
-		d := time.Duration(t.pause.Int64N(int64(t.cfg.maxInterval) + 1))
-		select {
-		case <-ctx.Done():
-			return nil, nil
-		case <-time.After(d):
+		if t.nextAt.IsZero() {
+			t.nextAt = time.Now().Add(time.Duration(t.pause.Int64N(int64(t.cfg.maxInterval) + 1)))
 		}
+		wait := min(time.Until(t.nextAt), time.Second)
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, nil
+			case <-time.After(wait):
+			}
+		}
+		if time.Now().Before(t.nextAt) {
+			return nil, nil
+		}
+		t.nextAt = time.Time{}
 	}
 	if t.cfg.iterations > 0 {
 		n = int(min(int64(n), t.cfg.iterations-t.produced))

@@ -117,3 +117,29 @@ func TestCounterSums(t *testing.T) {
 }
 
 func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestPausedPollsReturnWithinASecond: with max.interval far above a
+// second, Poll still returns within about a second (the SDK's rule; the
+// host treats a silent Poll as hung), and records keep their contents.
+func TestPausedPollsReturnWithinASecond(t *testing.T) {
+	ctx := context.Background()
+	task := datagen.New().NewTask()
+	props := config()
+	props["max.interval"] = "5000"
+	if err := task.Start(ctx, stubContext{}, props); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		start := time.Now()
+		recs, err := task.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 1500*time.Millisecond {
+			t.Fatalf("Poll took %v", d)
+		}
+		if len(recs) > 1 {
+			t.Fatalf("%d records in one paused poll", len(recs))
+		}
+	}
+}

@@ -27,6 +27,14 @@ type Raw struct {
 // connector config lacks them.
 type Defaults map[string]string
 
+// ByteArrayDefaults returns worker defaults that pass keys and values
+// through as bytes (ByteArrayConverter for both) — what tests and tools that
+// have no worker config usually want. There is deliberately no implicit
+// default: as in Kafka Connect, a missing converter is a configuration error.
+func ByteArrayDefaults() Defaults {
+	return Defaults{KeyConverter: convert.ByteArrayClass, ValueConverter: convert.ByteArrayClass}
+}
+
 // Keys of the converter settings.
 const (
 	KeyConverter    = "key.converter"

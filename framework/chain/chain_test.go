@@ -12,10 +12,7 @@ import (
 	"github.com/connectd/connectd/framework/sdk"
 )
 
-var byteArrayDefaults = Defaults{
-	KeyConverter:   "org.apache.kafka.connect.converters.ByteArrayConverter",
-	ValueConverter: "org.apache.kafka.connect.converters.ByteArrayConverter",
-}
+var byteArrayDefaults = ByteArrayDefaults()
 
 func TestSourceByteArrayPassThrough(t *testing.T) {
 	s, err := NewSource(map[string]string{"name": "c"}, byteArrayDefaults)

@@ -12,6 +12,10 @@
 // (framework/worker) decides what a failed record or task means; this
 // package reports failures faithfully and promptly.
 //
+// The checksum is verified right before exec; like go-plugin's
+// SecureConfig it cannot close the window between check and exec, so
+// plugin.path must be writable only by the worker's user.
+//
 // Restarting is the caller's job: a Process never respawns (go-plugin
 // cannot restart a client); launch a new one with backoff.
 package host

@@ -117,7 +117,7 @@ func TestPutBytesCrossIntact(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "sink.bin")
 			// A 1 MiB budget makes the small batch travel in several parts too.
 			_, p := launch(t, "sink", host.LaunchOptions{BatchBytes: 1 << 20})
-			task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Props: sinkConfig(out)})
+			task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig(out)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestPollBytesCrossIntact(t *testing.T) {
 			if big {
 				props["big.every"], bigEvery = "150", 150
 			}
-			task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Props: props})
+			task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: props})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestSinkRecordFailuresAndBatchErrors(t *testing.T) {
 		for k, v := range extra {
 			props[k] = v
 		}
-		task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Props: props})
+		task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: props})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +245,7 @@ func TestSinkFlowControl(t *testing.T) {
 	_, p := launch(t, "sink", host.LaunchOptions{})
 	props := sinkConfig("discard")
 	props["sleep.ms"] = "20"
-	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "slow", Task: 3, Props: props})
+	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "slow", Task: 3, Defaults: chain.ByteArrayDefaults(), Props: props})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestSinkFlowControl(t *testing.T) {
 func TestSourceFlowControl(t *testing.T) {
 	_, p := launch(t, "source", host.LaunchOptions{})
 	props := map[string]string{"topic": "t", "records": "1000000", "batch": "10", "record.bytes": "100"}
-	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Props: props, Credits: 3})
+	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: props, Credits: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,12 +343,15 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestCrashedPluginFailsTaskWithStderrTail(t *testing.T) {
 	t.Run("SIGKILL", func(t *testing.T) {
 		_, p := launch(t, "source", host.LaunchOptions{})
-		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Props: map[string]string{"topic": "t", "records": "0"}})
+		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "records": "0"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		plugintest.Kill(t, p)
-		_, err = task.Next(ctxT(t))
+		// Batches received before the kill are still handed out first.
+		for err == nil {
+			_, err = task.Next(ctxT(t))
+		}
 		var exit *host.ExitError
 		if !errors.As(err, &exit) || !errors.Is(err, host.ErrPluginExited) {
 			t.Fatalf("Next: %v", err)
@@ -365,7 +368,7 @@ func TestCrashedPluginFailsTaskWithStderrTail(t *testing.T) {
 		_, p := launch(t, "source", host.LaunchOptions{})
 		// The plugin may die before or after its start reply gets out:
 		// either way the task's error carries the panic.
-		task, nerr := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Props: map[string]string{"topic": "t", "mode": "crash-poll", "batch": "5"}})
+		task, nerr := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "mode": "crash-poll", "batch": "5"}})
 		for nerr == nil {
 			_, nerr = task.Next(ctxT(t))
 		}
@@ -396,8 +399,23 @@ func TestTamperedBinaryRefused(t *testing.T) {
 func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	env := plugintest.Install(t, build(t, "source"), host.LaunchOptions{})
 	mj, _ := json.Marshal(env.Manifest)
+	t.Run("launched by the host", func(t *testing.T) {
+		// Pdeathsig and the plugin's watchdog both apply.
+		killHostAndAwaitPlugin(t, envHostHelper+"=1", "CONNECTD_TEST_MANIFEST="+string(mj), "CONNECTD_TEST_MANIFEST_DIR="+env.Manifest.Dir)
+	})
+	t.Run("watchdog alone", func(t *testing.T) {
+		// Started without Pdeathsig: only plugins.Serve's parent watchdog
+		// can end the plugin.
+		killHostAndAwaitPlugin(t, envHostHelper+"=1", "CONNECTD_TEST_RAW_PLUGIN="+env.Manifest.Path())
+	})
+}
+
+// killHostAndAwaitPlugin runs this test binary as a small host with extra
+// env, reads the plugin pid it prints, SIGKILLs the host and waits for the
+// plugin to disappear.
+func killHostAndAwaitPlugin(t *testing.T, extraEnv ...string) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envHostHelper+"=1", "CONNECTD_TEST_MANIFEST="+string(mj), "CONNECTD_TEST_MANIFEST_DIR="+env.Manifest.Dir)
+	cmd.Env = append(os.Environ(), extraEnv...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -416,6 +434,7 @@ func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	if err != nil || !plugintest.PidAlive(pid) {
 		t.Fatalf("helper printed %q (%v); plugin alive: %v", line[:n], err, plugintest.PidAlive(pid))
 	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +457,7 @@ func TestGarbageOnStdoutFailsLaunch(t *testing.T) {
 }
 
 func TestHangsFailWithinCallTimeout(t *testing.T) {
-	opts := host.LaunchOptions{CallTimeout: time.Second}
+	opts := host.LaunchOptions{CallTimeout: 3 * time.Second} // short, yet safe on a loaded machine
 	t.Run("validate", func(t *testing.T) {
 		_, p := launch(t, "source", opts)
 		_, err := p.Validate(ctxT(t), map[string]string{"topic": "t", "mode": "hang-validate"}, nil)
@@ -456,7 +475,7 @@ func TestHangsFailWithinCallTimeout(t *testing.T) {
 	})
 	t.Run("poll", func(t *testing.T) {
 		_, p := launch(t, "source", opts)
-		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Props: map[string]string{"topic": "t", "mode": "hang-poll"}})
+		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "mode": "hang-poll"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -469,7 +488,7 @@ func TestHangsFailWithinCallTimeout(t *testing.T) {
 		_, p := launch(t, "sink", opts)
 		props := sinkConfig("discard")
 		props["hang.put"] = "true"
-		task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Props: props})
+		task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: props})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -485,7 +504,7 @@ func TestHangsFailWithinCallTimeout(t *testing.T) {
 
 func TestMalformedMessageFailsTask(t *testing.T) {
 	_, p := launch(t, "malformed", host.LaunchOptions{CallTimeout: 5 * time.Second})
-	_, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "m", Props: map[string]string{}})
+	_, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "m", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{}})
 	if !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), "malformed") {
 		t.Fatalf("start against a plugin sending garbage: %v", err)
 	}
@@ -496,7 +515,7 @@ func TestLogsMergedWithAttributes(t *testing.T) {
 	var buf syncBuffer
 	opts := host.LaunchOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), Connector: "logs"}
 	_, p := launch(t, "source", opts)
-	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "logs", Task: 4, Props: map[string]string{"topic": "t", "records": "0"}})
+	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "logs", Task: 4, Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "records": "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,5 +618,24 @@ func TestCatalog(t *testing.T) {
 	}
 	if _, err := cat.Install(ctxT(t), "/nonexistent/plugin"); err == nil {
 		t.Fatal("installed a missing file")
+	}
+}
+
+func TestPollErrorFailsTask(t *testing.T) {
+	_, p := launch(t, "source", host.LaunchOptions{})
+	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "mode": "fail-poll"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = task.Next(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), "deliberate Poll failure") || errors.Is(err, host.ErrPluginExited) {
+		t.Fatalf("Next: %v", err)
+	}
+	if err := task.Stop(ctxT(t)); err == nil {
+		t.Fatal("Stop of a failed task reported success")
+	}
+	// The process is fine: a new task starts.
+	if err := p.Ping(ctxT(t)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,15 +1,19 @@
 package host_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/connectd/connectd/plugins/host"
+	"github.com/connectd/connectd/plugins/internal/wire"
 	"github.com/connectd/connectd/plugins/plugintest"
 )
 
@@ -38,6 +42,9 @@ func TestMain(m *testing.M) {
 }
 
 func hostHelper() int {
+	if bin := os.Getenv("CONNECTD_TEST_RAW_PLUGIN"); bin != "" {
+		return rawHostHelper(bin)
+	}
 	var m host.Manifest
 	if err := json.Unmarshal([]byte(os.Getenv("CONNECTD_TEST_MANIFEST")), &m); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -62,4 +69,32 @@ func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// rawHostHelper starts a plugin without host.Launch (so without
+// Pdeathsig), completes go-plugin's handshake by hand and prints the
+// plugin's pid: only the plugin's own parent watchdog can end it.
+func rawHostHelper(bin string) int {
+	cmd := exec.Command(bin)
+	cmd.Env = []string{
+		wire.Handshake.MagicCookieKey + "=" + wire.Handshake.MagicCookieValue,
+		"PLUGIN_PROTOCOL_VERSIONS=1",
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "1|1|unix|") {
+		fmt.Fprintf(os.Stderr, "handshake line %q: %v\n", line, err)
+		return 1
+	}
+	fmt.Printf("%d\n", cmd.Process.Pid)
+	time.Sleep(time.Hour)
+	return 0
 }

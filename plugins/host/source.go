@@ -273,6 +273,9 @@ func (t *SourceTask) protoErr(format string, args ...any) error {
 }
 
 func appendBatch(dst *SourceBatch, b *pluginpb.SourceBatch, dec *wire.Decoder) error {
+	if b.GetCount() < 0 || int(b.GetCount()) > len(b.GetRecords()) {
+		return fmt.Errorf("batch claims %d records in %d bytes", b.GetCount(), len(b.GetRecords()))
+	}
 	if dst.Records == nil {
 		dst.Records = make([]SourceRecord, 0, b.GetCount())
 	}

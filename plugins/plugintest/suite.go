@@ -174,13 +174,16 @@ type SourceSuite struct {
 	Binary   string
 	Config   map[string]string // a valid connector config
 	Invalid  []Invalid
-	Defaults chain.Defaults
-	MaxTasks int // default 2
-	Records  int // records to read before committing (default 100)
+	Defaults chain.Defaults // worker converter defaults (default: ByteArray for all)
+	MaxTasks int            // default 2
+	Records  int            // records to read before committing (default 100)
 }
 
 // Run runs the suite.
 func (s SourceSuite) Run(t *testing.T) {
+	if s.Defaults == nil {
+		s.Defaults = chain.ByteArrayDefaults()
+	}
 	if s.MaxTasks == 0 {
 		s.MaxTasks = 2
 	}
@@ -214,7 +217,12 @@ func (s SourceSuite) Run(t *testing.T) {
 			t.Fatal(err)
 		}
 		Kill(t, p)
-		_, err := task.Next(ctxT(t))
+		// Batches received before the kill are handed out first; the
+		// failure follows within the task's credits.
+		var err error
+		for i := 0; err == nil && i < 100; i++ {
+			_, err = task.Next(ctxT(t))
+		}
 		var exit *host.ExitError
 		if !errors.Is(err, host.ErrPluginExited) || !errors.As(err, &exit) {
 			t.Fatalf("Next after SIGKILL: %v; want an *ExitError wrapping ErrPluginExited", err)
@@ -310,7 +318,7 @@ type SinkSuite struct {
 	Binary   string
 	Config   map[string]string
 	Invalid  []Invalid
-	Defaults chain.Defaults
+	Defaults chain.Defaults // worker converter defaults (default: ByteArray for all)
 	MaxTasks int
 	// Record returns the i-th record to put (default: 1 KiB values on
 	// topic "suite", partition i%3).
@@ -322,6 +330,9 @@ type SinkSuite struct {
 
 // Run runs the suite.
 func (s SinkSuite) Run(t *testing.T) {
+	if s.Defaults == nil {
+		s.Defaults = chain.ByteArrayDefaults()
+	}
 	if s.MaxTasks == 0 {
 		s.MaxTasks = 2
 	}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	as "github.com/aerospike/aerospike-client-go/v7"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitAddr polls the command's stdout for the AEROSPIKE_ADDR line.
+func waitAddr(t *testing.T, out *syncBuffer) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, line := range strings.Split(out.String(), "\n") {
+			if addr, ok := strings.CutPrefix(line, "AEROSPIKE_ADDR="); ok {
+				return addr
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no AEROSPIKE_ADDR line within 10s; stdout %q", out.String())
+	return ""
+}
+
+func useServer(t *testing.T, addr string) {
+	t.Helper()
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	c, err := as.NewClientWithPolicyAndHost(nil, as.NewHost(host, port))
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	defer c.Close()
+	for _, ns := range []string{"test", "bar"} {
+		k, _ := as.NewKey(ns, "demo", "cli")
+		if err := c.Put(nil, k, as.BinMap{"v": 1}); err != nil {
+			t.Fatalf("put to %s: %v", ns, err)
+		}
+		r, err := c.Get(nil, k)
+		if err != nil || r.Bins["v"] != 1 {
+			t.Fatalf("get from %s: %v %v", ns, r, err)
+		}
+	}
+}
+
+// In-process: the command prints its address, serves the namespaces, and
+// returns cleanly when its context is cancelled (as on SIGTERM/SIGINT).
+func TestDevAerospikeCommand(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "aerospike", "--listen", "127.0.0.1:0", "--namespaces", "test, bar", "--stats"}, &stdout, &stderr)
+	}()
+	addr := waitAddr(t, &stdout)
+	useServer(t, addr)
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit code %d; stderr %q", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("command did not stop after cancel")
+	}
+	if !strings.Contains(stderr.String(), "aerofake stats: ") || !strings.Contains(stderr.String(), "writes=2") {
+		t.Fatalf("stats on exit missing: %q", stderr.String())
+	}
+	if lines := strings.Count(stdout.String(), "\n"); lines != 1 {
+		t.Fatalf("stdout has %d lines, want exactly the address line: %q", lines, stdout.String())
+	}
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		t.Fatal("server still accepting after the command returned")
+	}
+}
+
+func TestDevAerospikeUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"dev", "aerospike", "extra"},
+		{"dev", "aerospike", "--namespaces", " , "},
+		{"dev", "aerospike", "--bogus"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, &out, &errOut); code != exitUsage {
+			t.Fatalf("%v: exit %d, want %d (stderr %q)", args, code, exitUsage, errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"dev", "aerospike", "--listen", "256.0.0.1:1"}, &out, &errOut); code != exitFailure {
+		t.Fatalf("bad listen address: exit %d, want %d", code, exitFailure)
+	}
+}
+
+// As a process: SIGTERM stops the server and the process exits 0. The test
+// binary re-executes itself as connectd (no separate build needed).
+func TestDevAerospikeProcessSIGTERM(t *testing.T) {
+	if os.Getenv("CONNECTD_TEST_RUN_MAIN") == "1" {
+		os.Args = append([]string{"connectd"}, strings.Fields(os.Getenv("CONNECTD_TEST_ARGS"))...)
+		main()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDevAerospikeProcessSIGTERM$")
+	cmd.Env = append(os.Environ(), "CONNECTD_TEST_RUN_MAIN=1",
+		"CONNECTD_TEST_ARGS=dev aerospike --listen 127.0.0.1:0 --namespaces test,bar")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	var addr string
+	select {
+	case line := <-lines:
+		var ok bool
+		if addr, ok = strings.CutPrefix(line, "AEROSPIKE_ADDR="); !ok {
+			t.Fatalf("first line %q", line)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no address line; stderr %q", stderr.String())
+	}
+	useServer(t, addr)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+	select {
+	case err := <-waitErr:
+		if err != nil {
+			t.Fatalf("process exit: %v; stderr %q", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("process did not exit after SIGTERM")
+	}
+}

@@ -1,0 +1,58 @@
+// Package aerofake is an in-memory Aerospike server that speaks enough of the
+// Aerospike wire protocol for the unmodified aerospike-client-go v7 client to
+// run against it.
+//
+// It is a TEST DOUBLE, in the spirit of franz-go's kfake for Kafka. It exists
+// for connectd's tests, benchmarks and quickstart, because no Aerospike server
+// can be installed in the project's environment. Deployments use a real
+// Aerospike cluster. Nothing here is persistent, replicated or tuned for large
+// data sets, and only the subset of the protocol the project needs is
+// implemented.
+//
+// # What it owns
+//
+// One node owning all 4096 partitions of every configured namespace:
+//
+//   - the info protocol the client uses for discovery and tend (node, build,
+//     features, partition-generation, peers-*, replicas, service-*,
+//     cluster-name, namespaces, statistics, truncate, truncate-namespace);
+//     unknown names answer ERROR:4, and a login answers SECURITY_NOT_ENABLED;
+//   - single-record commands: get (all bins, named bins, header only), exists,
+//     put, add, append, prepend, touch, delete and operate, with the
+//     record-exists actions, generation policies, TTL rules and result codes of
+//     Aerospike CE 8.1 as written down in the project's wire reference;
+//   - map CDT operations on top-level map bins (put, put items, add, replace,
+//     increment, decrement, clear, set type, size, get/remove by key and by
+//     key list; unordered and key-ordered maps; keys compared by value) and
+//     DELETE_ALL;
+//   - batch reads and writes in both layouts (field 42 and field 41) with
+//     per-row results and the LAST terminator;
+//   - scans and primary-index queries by partition, with set filter, bin
+//     selection, MAX_RECORDS and digest resume;
+//   - fault injection (fail, delay, or drop matching commands, before or after
+//     they are applied) and operation counters, so callers can test retry and
+//     in-doubt paths.
+//
+// Per-record operations are atomic: each of the 4096 partitions of a namespace
+// has its own lock and records are replaced copy-on-write, so readers and
+// scans never see a half-applied write.
+//
+// # What it must NOT do
+//
+// It must not be used as a database: no persistence, no eviction, no
+// replication, no secondary indexes, no UDFs, no filter expressions, no
+// list/bit/HLL operations, no nested CDT contexts, no map rank operations,
+// no compression (these answer UNSUPPORTED_FEATURE, INDEX_NOTFOUND or
+// ENTERPRISE_ONLY, as a CE server without the feature would). Read-touch TTL
+// (ReadTouchTTLPercent) is ignored. It must never panic or corrupt one
+// connection's state because another connection sent a malformed frame: bad
+// frames are answered with a result code when the frame boundary is still
+// known, and the connection is closed otherwise; frame sizes are capped
+// (Config.MaxMessageSize, 1 MiB for info).
+//
+// Tests that need time to pass set Config.Now; tests that need the uint16
+// generation wrap use [Server.SetGeneration].
+//
+// Start one in-process with [Start]; the connectd binary runs the same server
+// as a process with `connectd dev aerospike`.
+package aerofake
