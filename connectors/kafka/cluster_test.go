@@ -264,4 +264,3 @@ func TestTwoWorkersFailover(t *testing.T) {
 
 // workerID is the ID the herder reports for a worker.
 func workerID(w *daemon) string { return herder.WorkerID(w.url) }
-
