@@ -45,11 +45,10 @@ fi
 go build -o "$bin/replbench" ./bench/replication/cmd/replbench
 go build -o "$bin/rawcopy" ./bench/replication/cmd/rawcopy
 go build -o "$bin/connectd" ./cmd/connectd
-go build -o "$bin/connectd-testworker" ./framework/worker/internal/testworker
 go build -o "$bin/connectd-kafka-replication" ./connectors/kafka/cmd/connectd-kafka-replication
 
 # shellcheck disable=SC2086
 exec "$bin/replbench" run -bootstrap "$bootstrap" -broker-pid "$broker_pid" \
   -mm2-classpath "$cp_file" -rawcopy "$bin/rawcopy" -connectd "$bin/connectd" \
-  -worker "$bin/connectd-testworker" -plugin "$bin/connectd-kafka-replication" \
+  -plugin "$bin/connectd-kafka-replication" \
   -out "$out" "$@" ${BENCH_ARGS:-}

@@ -175,9 +175,11 @@ func configDef() *configdef.Def {
 				"transaction, so larger polls mean fewer, cheaper commits.",
 		}).
 		Define(configdef.Key{
-			Name: KeyPollMaxBytes, Type: configdef.Int, Default: int32(8 << 20), Importance: configdef.Low,
+			Name: KeyPollMaxBytes, Type: configdef.Int, Default: int32(1 << 20), Importance: configdef.Low,
 			Validator: configdef.AtLeast(int32(1)), Group: gTune, OrderInGroup: 2, DisplayName: "Max bytes per poll",
-			Documentation: "Most key+value+header bytes one poll returns (the record that crosses the limit is included).",
+			Documentation: "Most key+value+header bytes one poll returns (the record that crosses the limit is included). " +
+				"The worker holds a few polls per task in flight, so this bounds the memory a task needs on both " +
+				"sides of the plugin boundary; with transaction.boundary=poll it is also the transaction size.",
 		}).
 		Define(configdef.Key{
 			Name: KeyPollTimeout, Type: configdef.Int, Default: int32(1000), Importance: configdef.Low,

@@ -178,10 +178,10 @@ func (t *Task) consumerConfig(tctx sdk.SourceTaskContext) *ckafka.ConfigMap {
 		"group.id":          "connectd-replication-" + tctx.Connector(),
 		"client.id":         fmt.Sprintf("connectd-replication-%s-%d", tctx.Connector(), tctx.TaskID()),
 		"auto.offset.reset": "earliest",
-		// The default (64 MiB per consumer) times several tasks per process
-		// costs memory without adding throughput: one poll is at most
-		// poll.max.bytes.
-		"queued.max.messages.kbytes": 16384,
+		// librdkafka's default prefetch (64 MiB per consumer) times several
+		// tasks per process costs memory without adding throughput: a poll
+		// takes at most poll.max.bytes (1 MiB by default) from it.
+		"queued.max.messages.kbytes": 4096,
 	}
 	for k, v := range t.cfg.SourceConsumer {
 		cm[k] = v

@@ -2,34 +2,29 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
-// connectdSystem runs KafkaReplicationSource (plugin process) in a connectd
-// worker process with exactly-once source support.
-//
-// The worker is framework/worker's test binary (testworker): the real
-// worker runtime (exactly-once source runner, one transactional producer
-// per task, offsets topic, plugin host) running one connector, without the
-// herder's group coordination and REST API, which add no per-record work.
+// connectdSystem runs KafkaReplicationSource in one `connectd worker`
+// daemon (exactly.once.source.support=enabled), created through the REST
+// API like MirrorMaker 2's connector: the plugin runs as the worker's child
+// process and both are measured.
 type connectdSystem struct {
-	worker    string // testworker binary
-	connectd  string // connectd binary (installs the plugin)
+	connectd  string // connectd binary
 	pluginBin string // connectd-kafka-replication binary
 	catalog   string // plugin.path, filled once
 	extra     map[string]string
+	port      int
 }
 
 func (*connectdSystem) name() string              { return "connectd-eos" }
 func (*connectdSystem) target(rs *runSpec) string { return rs.source + ".replica" }
 func (*connectdSystem) finishesByExit() bool      { return false }
-
-func (c *connectdSystem) offsetsTopic(rs *runSpec) string { return "connectd-" + rs.runID + "-offsets" }
 
 func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, error) {
 	if c.catalog == "" {
@@ -43,36 +38,59 @@ func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, err
 		}
 		c.catalog = dir
 	}
-	if err := createCompacted(ctx, rs.bootstrap, c.offsetsTopic(rs), 5); err != nil {
+	var err error
+	if c.port, err = freePort(); err != nil {
 		return nil, err
 	}
-	props := map[string]string{
-		"name": "repl", "connector.class": "KafkaReplicationSource", "tasks.max": strconv.Itoa(rs.tasks),
-		"source.bootstrap.servers": rs.bootstrap, "target.bootstrap.servers": rs.bootstrap,
-		"topics": rs.source, "target.topic.format": "${topic}.replica", "partition.mapping": "preserve",
-		"key.converter":                "org.apache.kafka.connect.converters.ByteArrayConverter",
-		"value.converter":              "org.apache.kafka.connect.converters.ByteArrayConverter",
-		"producer.override.linger.ms":  strconv.Itoa(rs.lingerMs),
-		"producer.override.batch.size": strconv.Itoa(rs.batchBytes),
+	props := fmt.Sprintf(`bootstrap.servers=%[1]s
+group.id=connectd-%[2]s
+config.storage.topic=connectd-%[2]s-configs
+offset.storage.topic=connectd-%[2]s-offsets
+status.storage.topic=connectd-%[2]s-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+key.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+value.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+exactly.once.source.support=enabled
+listeners=http://127.0.0.1:%[3]d
+plugin.path=%[4]s
+producer.linger.ms=%[5]d
+producer.batch.size=%[6]d
+`, rs.bootstrap, rs.runID, c.port, c.catalog, rs.lingerMs, rs.batchBytes)
+	propsPath := filepath.Join(rs.dir, "connectd-worker.properties")
+	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
+		return nil, err
 	}
-	for k, v := range c.extra {
-		props[k] = v
-	}
-	b, _ := json.Marshal(props)
-	return nil, os.WriteFile(filepath.Join(rs.dir, "connector.json"), b, 0o644)
-}
-
-func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, error) {
-	cmd := exec.Command(c.worker, "-bootstrap", rs.bootstrap, "-group", "connectd-"+rs.runID,
-		"-offsets-topic", c.offsetsTopic(rs), "-plugins", c.catalog, "-connector", "repl",
-		"-config", filepath.Join(rs.dir, "connector.json"), "-eos=true")
-	p, err := startProc("connectd-worker", cmd, filepath.Join(rs.dir, "connectd-worker.log"))
+	p, err := startProc("connectd-worker", exec.Command(c.connectd, "worker", propsPath), filepath.Join(rs.dir, "connectd-worker.log"))
 	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", c.port), 120*time.Second, p); err != nil {
+		p.stop(10 * time.Second)
 		return nil, err
 	}
 	return []*proc{p}, nil
 }
 
+func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error) {
+	cfg := map[string]string{
+		"connector.class":          "KafkaReplicationSource",
+		"tasks.max":                strconv.Itoa(rs.tasks),
+		"source.bootstrap.servers": rs.bootstrap,
+		"target.bootstrap.servers": rs.bootstrap,
+		"topics":                   rs.source,
+		"target.topic.format":      "${topic}.replica",
+		"partition.mapping":        "preserve",
+	}
+	for k, v := range c.extra {
+		cfg[k] = v
+	}
+	t0, err := postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", c.port), map[string]any{"name": "repl", "config": cfg})
+	return nil, t0, err
+}
+
 func (c *connectdSystem) cleanup(ctx context.Context, rs *runSpec) {
-	_ = deleteTopics(ctx, rs.bootstrap, c.target(rs), c.offsetsTopic(rs))
+	topics, _ := listTopics(rs.bootstrap, "connectd-"+rs.runID)
+	_ = deleteTopics(ctx, rs.bootstrap, append(topics, c.target(rs))...)
 }

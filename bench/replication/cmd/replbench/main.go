@@ -126,8 +126,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	interval := fs.Duration("commit-interval", 100*time.Millisecond, "raw loop transaction length (and MM2/connectd interval boundary)")
 	mm2cp := fs.String("mm2-classpath", "", "file holding the MirrorMaker 2 classpath")
 	rawBin := fs.String("rawcopy", "", "rawcopy binary")
-	connectdBin := fs.String("connectd", "", "connectd binary (installs the plugin)")
-	workerBin := fs.String("worker", "", "connectd worker binary (framework/worker's testworker)")
+	connectdBin := fs.String("connectd", "", "connectd binary (worker daemon, plugin installer)")
 	pluginBin := fs.String("plugin", "", "connectd-kafka-replication plugin binary")
 	connectdProps := fs.String("connectd-props", "", "extra connector properties for connectd, k=v,k=v (tuning experiments)")
 	out := fs.String("out", "bench/out/replication", "output directory")
@@ -167,7 +166,7 @@ func cmdRun(ctx context.Context, args []string) error {
 					extra[strings.TrimSpace(k)] = strings.TrimSpace(v)
 				}
 			}
-			sys = append(sys, &connectdSystem{worker: *workerBin, connectd: *connectdBin, pluginBin: *pluginBin, extra: extra})
+			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, extra: extra})
 		default:
 			return fmt.Errorf("unknown system %q", name)
 		}
@@ -274,8 +273,7 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPid int, timeout t
 	if broker != nil {
 		bcpu0 = broker.snapshot()
 	}
-	t0 := time.Now()
-	started, err := s.start(ctx, rs)
+	started, t0, err := s.start(ctx, rs)
 	if err != nil {
 		return fail(fmt.Errorf("start: %w", err))
 	}

@@ -37,8 +37,9 @@ type system interface {
 	// prepare does the untimed set-up (start a worker and wait until it
 	// serves) and reports the processes to measure.
 	prepare(ctx context.Context, rs *runSpec) ([]*proc, error)
-	// start begins the copy; the clock starts right before it.
-	start(ctx context.Context, rs *runSpec) ([]*proc, error)
+	// start begins the copy and returns when it did: the clock starts
+	// then.
+	start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error)
 	// finishesByExit: the copier exits when done (its exit time is the end).
 	finishesByExit() bool
 	// cleanup removes the run's topics.
@@ -140,21 +141,32 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration, procs ...*
 	return fmt.Errorf("%s did not answer within %v", url, timeout)
 }
 
-func postJSON(url string, body any) error {
+// postJSON posts body, retrying while the worker answers 409 (a rebalance
+// or start-up in progress: Kafka Connect's "retry later"). It returns when
+// the accepted attempt was sent.
+func postJSON(url string, body any) (time.Time, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
-	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
-	if err != nil {
-		return err
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		sent := time.Now()
+		resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+		if err != nil {
+			return sent, err
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode/100 == 2:
+			return sent, nil
+		case resp.StatusCode == http.StatusConflict && time.Now().Before(deadline):
+			time.Sleep(250 * time.Millisecond)
+		default:
+			return sent, fmt.Errorf("POST %s: %s: %s", url, resp.Status, out)
+		}
 	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("POST %s: %s: %s", url, resp.Status, out)
-	}
-	return nil
 }
 
 // ---- raw loop ----
@@ -171,16 +183,17 @@ func (r rawSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, error) {
 	return nil, createTopic(ctx, rs.bootstrap, r.target(rs), rs.partitions)
 }
 
-func (r rawSystem) start(ctx context.Context, rs *runSpec) ([]*proc, error) {
+func (r rawSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error) {
 	cmd := exec.Command(r.bin, "-bootstrap", rs.bootstrap, "-source", rs.source, "-target", r.target(rs),
 		"-group", "rawcopy-"+rs.runID, "-transactional-id", "rawcopy-"+rs.runID,
 		"-commit-interval", r.interval.String(), "-expect", strconv.FormatInt(rs.records, 10),
 		"-P", "linger.ms="+strconv.Itoa(rs.lingerMs), "-P", "batch.size="+strconv.Itoa(rs.batchBytes))
+	t0 := time.Now()
 	p, err := startProc("rawcopy", cmd, filepath.Join(rs.dir, "rawcopy.log"))
 	if err != nil {
-		return nil, err
+		return nil, t0, err
 	}
-	return []*proc{p}, nil
+	return []*proc{p}, t0, nil
 }
 
 func (r rawSystem) cleanup(ctx context.Context, rs *runSpec) {
@@ -247,14 +260,14 @@ producer.max.request.size=%[6]d
 	if err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/connectors", m.port), 180*time.Second, p); err != nil {
+	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", m.port), 180*time.Second, p); err != nil {
 		p.stop(10 * time.Second)
 		return nil, err
 	}
 	return []*proc{p}, nil
 }
 
-func (m *mm2System) start(ctx context.Context, rs *runSpec) ([]*proc, error) {
+func (m *mm2System) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error) {
 	cfg := map[string]string{
 		"connector.class":                       "org.apache.kafka.connect.mirror.MirrorSourceConnector",
 		"tasks.max":                             strconv.Itoa(rs.tasks),
@@ -279,7 +292,8 @@ func (m *mm2System) start(ctx context.Context, rs *runSpec) ([]*proc, error) {
 		cfg["transaction.boundary"] = "interval"
 		cfg["transaction.boundary.interval.ms"] = strconv.FormatInt(m.interval.Milliseconds(), 10)
 	}
-	return nil, postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", m.port), map[string]any{"name": "mm2-bench", "config": cfg})
+	t0, err := postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", m.port), map[string]any{"name": "mm2-bench", "config": cfg})
+	return nil, t0, err
 }
 
 func (m *mm2System) cleanup(ctx context.Context, rs *runSpec) {
