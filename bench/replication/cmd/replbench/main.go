@@ -327,7 +327,7 @@ wait:
 	res.peakRSS = sysSampler.peakRSS
 	var parts []string
 	for pid, rss := range sysSampler.peakBy {
-		parts = append(parts, fmt.Sprintf("%s[%d]=%dMB", sysSampler.name[pid], pid, rss>>20))
+		parts = append(parts, fmt.Sprintf("%s[%d]=%dMB/%.1fs", sysSampler.name[pid], pid, rss>>20, (cpu1[pid]-cpu0[pid]).Seconds()))
 	}
 	sysSampler.mu.Unlock()
 	res.procs = strings.Join(parts, " ")

@@ -36,7 +36,7 @@ func (r *report) write() error {
 	}
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"system", "msg_size", "count", "partitions", "rep", "seconds", "throughput_msgs", "throughput_MBps",
-		"cpu_s_sut", "cpu_s_per_M_sut", "cpu_s_per_M_broker", "rss_MB_peak", "records_read", "dupes", "gaps", "misplaced", "ok", "error", "processes"})
+		"cpu_s_sut", "cpu_s_per_M_sut", "cpu_s_per_M_broker", "rss_MB_peak", "records_read", "dupes", "gaps", "misplaced", "ok", "error", "processes (peak RSS/CPU s during the copy)"})
 	for _, x := range r.results {
 		tp, mbps, cpm, bpm := "", "", "", ""
 		if x.ok() {
