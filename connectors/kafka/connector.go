@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -302,6 +301,3 @@ func (c *Connector) closeAdmins() {
 
 // NewTask implements sdk.SourceConnector.
 func (c *Connector) NewTask() sdk.SourceTask { return &Task{} }
-
-// sortedTopics is a helper for logs and tests.
-func sortedTopics(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }

@@ -2,11 +2,14 @@ package kafka
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 
 	"github.com/connectd/connectd/framework/sdk"
 )
+
+func sortedTopics(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
 
 func TestSelectTopics(t *testing.T) {
 	src := clusterState{id: "C", topics: map[string]int{

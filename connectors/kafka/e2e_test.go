@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -481,3 +482,65 @@ func isAborted(v string) bool {
 	}
 	return i%3 == 1
 }
+
+// TestBadInputThroughWorker runs bad configurations through a real worker
+// process and checks the status lines it reports: a clear FAILED trace,
+// and recovery by the worker's restart with backoff once the condition
+// heals.
+func TestBadInputThroughWorker(t *testing.T) {
+	bs := kafkatest.Bootstrap(t)
+	props := func(kv ...string) map[string]string {
+		return with(map[string]string{
+			"name": "repl", "connector.class": Class, "tasks.max": "1",
+			"source.bootstrap.servers": bs, "target.bootstrap.servers": bs,
+			"target.topic.format": "${topic}.replica",
+			"key.converter":       "org.apache.kafka.connect.converters.ByteArrayConverter",
+			"value.converter":     "org.apache.kafka.connect.converters.ByteArrayConverter",
+		}, kv...)
+	}
+
+	t.Run("regex matching nothing heals when a topic appears", func(t *testing.T) {
+		prefix := kafkatest.UniqueName(t, "none")
+		e := newE2E(t, props("topics.regex", regexp.QuoteMeta(prefix)+`\..*`))
+		w := e.start()
+		line := w.waitLine(t, time.Minute, "connector repl FAILED")
+		if !strings.Contains(line, "matches no topic") || !strings.Contains(line, prefix) {
+			t.Errorf("trace %q does not say the regex matches nothing", line)
+		}
+		kafkatest.CreateTopic(t, prefix+".a", kafkatest.Partitions(2))
+		t.Cleanup(func() { kafkatest.DeleteTopics(t, prefix+".a.replica") })
+		produce(t, &ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: ptr(prefix + ".a"), Partition: 1}, Value: []byte("x")})
+		w.waitLine(t, 2*time.Minute, "task repl-0 RUNNING")
+		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+			n := committedCount(t, prefix+".a.replica")
+			return n == 1, fmt.Sprintf("%d records copied", n)
+		})
+	})
+
+	t.Run("target with too few partitions", func(t *testing.T) {
+		src := kafkatest.Topic(t, kafkatest.Partitions(3))
+		kafkatest.CreateTopic(t, src+".replica", kafkatest.Partitions(1))
+		e := newE2E(t, props("topics", src))
+		w := e.start()
+		line := w.waitLine(t, time.Minute, "connector repl FAILED")
+		for _, want := range []string{"fewer partitions than its source", `has 1 partitions but source topic`} {
+			if !strings.Contains(line, want) {
+				t.Errorf("trace %q lacks %q", line, want)
+			}
+		}
+	})
+
+	t.Run("unreachable source cluster", func(t *testing.T) {
+		dead := deadAddress(t)
+		e := newE2E(t, props("topics", "x", "source.bootstrap.servers", dead))
+		w := e.start()
+		line := w.waitLine(t, time.Minute, "connector repl FAILED")
+		if !strings.Contains(line, "cluster unreachable") || !strings.Contains(line, dead) {
+			t.Errorf("trace %q does not name the unreachable source %s", line, dead)
+		}
+		// The worker keeps retrying with backoff.
+		w.waitLine(t, time.Minute, "connector repl FAILED")
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
