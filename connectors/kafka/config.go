@@ -169,7 +169,7 @@ func configDef() *configdef.Def {
 				"after the record's own headers.",
 		}).
 		Define(configdef.Key{
-			Name: KeyPollMaxRecords, Type: configdef.Int, Default: int32(10000), Importance: configdef.Low,
+			Name: KeyPollMaxRecords, Type: configdef.Int, Default: int32(2000), Importance: configdef.Low,
 			Validator: configdef.AtLeast(int32(1)), Group: gTune, OrderInGroup: 1, DisplayName: "Max records per poll",
 			Documentation: "Most records one poll returns. With transaction.boundary=poll every poll is one " +
 				"transaction, so larger polls mean fewer, cheaper commits.",

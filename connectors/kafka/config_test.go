@@ -62,7 +62,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	if c.TargetAdmin["client.id"] != "x" || c.TargetTopicConfig["cleanup.policy"] != "compact" {
 		t.Errorf("target admin %v, topic config %v", c.TargetAdmin, c.TargetTopicConfig)
 	}
-	if c.StartAtEnd || c.PollMaxRecords != 10000 || c.PollTimeout.Milliseconds() != 1000 {
+	if c.StartAtEnd || c.PollMaxRecords != 2000 || c.PollTimeout.Milliseconds() != 1000 {
 		t.Errorf("tuning: %+v", c)
 	}
 }

@@ -178,10 +178,13 @@ func (t *Task) consumerConfig(tctx sdk.SourceTaskContext) *ckafka.ConfigMap {
 		"group.id":          "connectd-replication-" + tctx.Connector(),
 		"client.id":         fmt.Sprintf("connectd-replication-%s-%d", tctx.Connector(), tctx.TaskID()),
 		"auto.offset.reset": "earliest",
-		// librdkafka's default prefetch (64 MiB per consumer) times several
-		// tasks per process costs memory without adding throughput: a poll
-		// takes at most poll.max.bytes (1 MiB by default) from it.
+		// librdkafka's default prefetch (64 MiB or 100 000 messages per
+		// partition) times several tasks per process costs memory without
+		// adding throughput: a poll takes at most poll.max.bytes (1 MiB) or
+		// poll.max.records (2000) from it. Small records cost librdkafka
+		// far more than their payload, hence the message-count limit too.
 		"queued.max.messages.kbytes": 4096,
+		"queued.min.messages":        10000,
 	}
 	for k, v := range t.cfg.SourceConsumer {
 		cm[k] = v
