@@ -44,6 +44,9 @@ while read -r pkg target; do
 done <<'FUZZ'
 ./connectors/aerospike/aerofake/ FuzzServeConn
 ./plugins/internal/wire/ FuzzDecoder
+./framework/rest/ FuzzHandlers
+./plugins/internal/wire/ FuzzTaskFrames
+./plugins/internal/datachan/ FuzzFrameReader
 FUZZ
 
 echo

@@ -99,12 +99,20 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 		hcfg.Commit = vcsRevision()
 	}
 	hcfg.Logger = levels.Logger(base, "connectd.herder")
-	lc := &leaderClient{opts: interWorkerTLS(restCfg)}
-	h, err := herder.New(hcfg, lc)
+	tlsConf, err := restCfg.TLS.ClientConfig()
 	if err != nil {
 		return oneLine("%v", err)
 	}
-	lc.h = h
+	// The herder reaches the leader through signed internal requests.
+	var h *herder.Herder
+	peer := client.NewPeer(func() ([]byte, bool) {
+		k, _, ok := h.SessionKey()
+		return k, ok
+	}, client.WithTLSConfig(tlsConf))
+	h, err = herder.New(hcfg, peer)
+	if err != nil {
+		return oneLine("%v", err)
+	}
 
 	srv, err := rest.NewServer(restCfg, h, rest.WithLogger(levels.Logger(base, "connectd.rest")),
 		rest.WithRegisterer(reg), rest.WithLogLevels(levels))
@@ -233,33 +241,4 @@ func ensureTopics(ctx context.Context, cfg *workerconfig.Config, log *slog.Logge
 		return fmt.Errorf("internal topics (is Kafka reachable at %s?): %w", cfg.Herder.BootstrapServers, err)
 	}
 	return nil
-}
-
-// leaderClient sends task configs to the leader over the signed internal
-// endpoint.
-type leaderClient struct {
-	h    *herder.Herder
-	opts []client.Option
-}
-
-func (c *leaderClient) PutTaskConfigs(ctx context.Context, leaderURL, connector string, configs []map[string]string) error {
-	opts := append([]client.Option{client.WithSessionKey(func() ([]byte, bool) {
-		k, _, ok := c.h.SessionKey()
-		return k, ok
-	})}, c.opts...)
-	cl, err := client.New(leaderURL, opts...)
-	if err != nil {
-		return err
-	}
-	return cl.PutTaskConfigs(ctx, connector, configs)
-}
-
-// interWorkerTLS gives the leader client the REST trust store (and the key
-// store as client certificate) for https clusters; only PEM files are
-// supported here.
-func interWorkerTLS(c rest.Config) []client.Option {
-	if c.TLS.TruststoreLocation == "" && c.TLS.KeystoreLocation == "" {
-		return nil
-	}
-	return []client.Option{client.WithTLSFiles(c.TLS.TruststoreLocation, c.TLS.KeystoreLocation, c.TLS.KeystoreLocation)}
 }

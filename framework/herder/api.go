@@ -79,7 +79,8 @@ func (h *Herder) ServerInfo(ctx context.Context) (ServerInfo, error) {
 		return info, nil
 	}
 	if h.member == nil {
-		return info, h.notStarted()
+		// Not connected yet: answer without the cluster id.
+		return info, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -94,6 +95,9 @@ func (h *Herder) ServerInfo(ctx context.Context) (ServerInfo, error) {
 
 // Health is GET /health.
 func (h *Herder) Health(ctx context.Context) Health {
+	if h.stopping.Load() {
+		return Health{Status: "unhealthy", Message: "Worker is shutting down."}
+	}
 	if !h.started.Load() {
 		return Health{Status: "starting", Message: "Worker is still starting up. Current stage: " + *h.stage.Load() + "."}
 	}

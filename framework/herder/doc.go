@@ -7,7 +7,24 @@
 // coordinator; the leader's config-topic writes are transactional, so a
 // deposed leader is fenced. There is no other coordination service.
 //
+// The parts (docs/cluster.md describes the whole):
+//
+//   - configLog reads the config topic (read_committed) into immutable
+//     Snapshots and writes what any worker may write (target states);
+//   - statusStore reads and writes the status topic, keeping a status only
+//     if it comes from the same worker or a generation at least as new;
+//   - membership keeps the worker in the consumer group ${group.id} (its
+//     client.id is the worker's REST URL); the member owning partition 0
+//     of the config topic leads;
+//   - leader claims the transactional producer connect-cluster-${group.id},
+//     writes the privileged records, computes the sticky assignment (the
+//     connectd-assignment record) and fences exactly-once task generations;
+//   - local applies this worker's share of the assignment to the Runtime
+//     (framework/worker) and sends the task configs its connectors
+//     generate to the leader.
+//
 // What this package must not do: run tasks (framework/worker does), or
 // speak HTTP (framework/rest does; this package only defines the entities
-// and errors the REST API serves).
+// and errors the REST API serves and calls the leader through the
+// LeaderClient it is given).
 package herder

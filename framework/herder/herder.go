@@ -128,8 +128,14 @@ type Herder struct {
 	local    *local
 
 	started   atomic.Bool
+	stopping  atomic.Bool
 	stage     atomic.Pointer[string]
 	clusterID atomic.Pointer[string]
+
+	// secrets maps, per connector, resolved placeholder values to their
+	// placeholders (resolveFor), to scrub status traces.
+	secretsMu sync.Mutex
+	secrets   map[string]map[string]string
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -197,6 +203,7 @@ func (h *Herder) Start(ctx context.Context, rt Runtime) error {
 	fail := func(err error) error {
 		cancel()
 		h.closeClients()
+		h.cancel = nil // nothing left for Stop to do
 		return err
 	}
 	var err error
@@ -259,6 +266,7 @@ func (h *Herder) Stop(ctx context.Context) error {
 		if h.cancel == nil {
 			return
 		}
+		h.stopping.Store(true)
 		h.started.Store(false)
 		h.setStage("stopping")
 		// Stop applying assignments, then stop the work.

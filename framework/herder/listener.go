@@ -15,7 +15,7 @@ func (h *Herder) ConnectorState(name string, s State, trace string) {
 	if !h.reportable(it, string(s)) {
 		return
 	}
-	h.statuses.putConnector(name, h.local.status(string(s), trace))
+	h.statuses.putConnector(name, h.local.status(string(s), h.scrub(name, trace)))
 }
 
 // TaskState records a task's state.
@@ -24,7 +24,7 @@ func (h *Herder) TaskState(id TaskID, s State, trace string) {
 	if !h.reportable(it, string(s)) {
 		return
 	}
-	h.statuses.putTask(it, h.local.status(string(s), trace))
+	h.statuses.putTask(it, h.local.status(string(s), h.scrub(it.Connector, trace)))
 }
 
 // TopicActive records that a task produced to or consumed from a topic

@@ -300,17 +300,17 @@ func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string)
 		l.taskConfigLoop(gctx, name, lc.configOffset, lc.reconfigure)
 	}()
 
-	resolved, err := l.h.resolve(raw)
+	resolved, err := l.h.resolveFor(name, raw)
 	if err != nil {
 		l.log.Error("cannot resolve the connector's config placeholders", "connector", name, "err", err)
 		l.h.statuses.putConnector(name, l.status(StateFailed, err.Error()))
 		return
 	}
-	l.log.Info("starting connector", "connector", name, "target", target)
+	l.log.Info("starting connector", "connector", name, "target", target, "generation", l.gen.Load())
 	onReconfigure := func(string) { l.requestTaskConfigs(name) }
 	if err := l.h.rt.StartConnector(ctx, name, resolved, RuntimeTarget(target), onReconfigure); err != nil {
-		l.log.Error("starting the connector failed", "connector", name, "err", err)
-		l.h.statuses.putConnector(name, l.status(StateFailed, err.Error()))
+		l.log.Error("starting the connector failed", "connector", name, "err", l.h.scrub(name, err.Error()))
+		l.h.statuses.putConnector(name, l.status(StateFailed, l.h.scrub(name, err.Error())))
 		return
 	}
 	if target == TargetStarted {
@@ -389,7 +389,7 @@ func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffs
 		// started with the new config sends the task configs.
 		return nil
 	}
-	resolved, err := l.h.resolve(raw)
+	resolved, err := l.h.resolveFor(name, raw)
 	if err != nil {
 		return nil // reported when the connector started
 	}
@@ -430,19 +430,19 @@ func (l *local) startTask(ctx context.Context, snap *Snapshot, id ConnectorTaskI
 	target := snap.Target(id.Connector)
 	l.tasks[id] = &localTask{taskGen: snap.TaskGeneration(id.Connector)}
 	l.targets[id.Connector] = target
-	conn, err := l.h.resolve(rawConn)
+	conn, err := l.h.resolveFor(id.Connector, rawConn)
 	if err == nil {
 		var task map[string]string
-		task, err = l.h.resolve(rawTask)
+		task, err = l.h.resolveFor(id.Connector, rawTask)
 		if err == nil {
-			l.log.Info("starting task", "connector", id.Connector, "task", id.Task, "target", target)
+			l.log.Info("starting task", "connector", id.Connector, "task", id.Task, "target", target, "generation", l.gen.Load())
 			if err = l.h.rt.StartTask(ctx, toRuntimeID(id), conn, task, RuntimeTarget(target)); err == nil {
 				return
 			}
 		}
 	}
-	l.log.Error("starting the task failed", "connector", id.Connector, "task", id.Task, "err", err)
-	l.h.statuses.putTask(id, l.status(StateFailed, err.Error()))
+	l.log.Error("starting the task failed", "connector", id.Connector, "task", id.Task, "err", l.h.scrub(id.Connector, err.Error()))
+	l.h.statuses.putTask(id, l.status(StateFailed, l.h.scrub(id.Connector, err.Error())))
 }
 
 // restart carries out a restart request for what runs here.

@@ -17,6 +17,57 @@ func (h *Herder) resolve(props map[string]string) (map[string]string, error) {
 	return h.cfg.Resolver.Resolve(props)
 }
 
+// resolveFor resolves a config of connector and remembers the resolved
+// values, so that status traces of the connector's connector instance and
+// tasks can be scrubbed of them (an error message may quote a value).
+func (h *Herder) resolveFor(connector string, props map[string]string) (map[string]string, error) {
+	resolved, err := h.resolve(props)
+	if err != nil {
+		return nil, err
+	}
+	var found map[string]string
+	for k, raw := range props {
+		if v := resolved[k]; v != raw && len(v) >= minScrubLen {
+			if found == nil {
+				found = map[string]string{}
+			}
+			found[v] = raw
+		}
+	}
+	if found != nil {
+		h.secretsMu.Lock()
+		if h.secrets == nil {
+			h.secrets = map[string]map[string]string{}
+		}
+		if h.secrets[connector] == nil {
+			h.secrets[connector] = map[string]string{}
+		}
+		for v, raw := range found {
+			h.secrets[connector][v] = raw
+		}
+		h.secretsMu.Unlock()
+	}
+	return resolved, nil
+}
+
+// minScrubLen is the shortest resolved value scrubbed from traces; shorter
+// ones would mangle ordinary text.
+const minScrubLen = 4
+
+// scrub replaces the connector's resolved placeholder values in a status
+// trace with their placeholders.
+func (h *Herder) scrub(connector, trace string) string {
+	if trace == "" {
+		return trace
+	}
+	h.secretsMu.Lock()
+	defer h.secretsMu.Unlock()
+	for v, raw := range h.secrets[connector] {
+		trace = strings.ReplaceAll(trace, v, raw)
+	}
+	return trace
+}
+
 // minSecretLen is the shortest resolved value that reverseTransform also
 // replaces where it appears under another key: short values ("true", "1")
 // are too common to be told apart from a copied secret.

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"maps"
 	"testing"
+
+	"github.com/connectd/connectd/framework/configprovider"
 )
 
 type rec struct {
@@ -253,5 +255,24 @@ func TestSupersedes(t *testing.T) {
 		if got := supersedes(tc.next, cur); got != tc.want {
 			t.Errorf("supersedes(%+v) = %v", tc.next, got)
 		}
+	}
+}
+
+func TestScrubTracesOfResolvedValues(t *testing.T) {
+	t.Setenv("HERDER_TEST_PW", "pa55-word")
+	h := &Herder{cfg: Config{Resolver: configprovider.Default()}}
+	raw := map[string]string{"password": "${env:HERDER_TEST_PW}", "flag": "${env:HERDER_TEST_FLAG}", "host": "db"}
+	t.Setenv("HERDER_TEST_FLAG", "on")
+	got, err := h.resolveFor("c", raw)
+	if err != nil || got["password"] != "pa55-word" {
+		t.Fatalf("resolve %v %v", got, err)
+	}
+	trace := "login failed for password pa55-word on db (flag on)"
+	want := "login failed for password ${env:HERDER_TEST_PW} on db (flag on)"
+	if s := h.scrub("c", trace); s != want {
+		t.Fatalf("scrub = %q, want %q", s, want)
+	}
+	if s := h.scrub("other", trace); s != trace {
+		t.Fatalf("another connector's trace was changed: %q", s)
 	}
 }

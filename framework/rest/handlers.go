@@ -567,11 +567,11 @@ func maskPasswords(res *configdef.ValidationResult) {
 	}
 	for i := range res.Configs {
 		c := &res.Configs[i]
-		password := c.Definition != nil && c.Definition.Type == configdef.Password
-		if password && c.Value.Value != nil {
+		isPassword := c.Definition != nil && c.Definition.Type == configdef.Password
+		if isPassword && c.Value.Value != nil {
 			c.Value.Value = &hidden
 		}
-		if password {
+		if isPassword {
 			c.Value.RecommendedValues = []string{}
 		}
 		if c.Value.RecommendedValues == nil {

@@ -93,7 +93,7 @@ func NewServer(cfg Config, h Herder, opts ...Option) (*Server, error) {
 	}
 	s.tlsConf = tc
 	if s.fwd == nil {
-		cc, err := s.cfg.TLS.clientConfig()
+		cc, err := s.cfg.TLS.ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("rest: %w", err)
 		}
@@ -212,6 +212,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		hs := &http.Server{
 			Handler:           b.h,
 			ReadHeaderTimeout: 30 * time.Second,
+			ReadTimeout:       2 * time.Minute, // bodies are capped; this bounds slow senders
+			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 			BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		}

@@ -111,10 +111,11 @@ func (t TLSConfig) serverConfig(needTLS bool) (*tls.Config, error) {
 	return c, nil
 }
 
-// clientConfig is the TLS config for forwarding to other workers: their
+// ClientConfig is the TLS config for calls to other workers (forwarding,
+// and the herder's internal requests through client.Peer): their
 // certificates are checked against the trust store (system roots when
 // none), and the key store is offered as the client certificate.
-func (t TLSConfig) clientConfig() (*tls.Config, error) {
+func (t TLSConfig) ClientConfig() (*tls.Config, error) {
 	pool, err := t.trustPool()
 	if err != nil {
 		return nil, err

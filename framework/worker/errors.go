@@ -33,6 +33,10 @@ type recordFailure struct {
 	Key, Value []byte
 	Headers    []sdk.Header
 	Timestamp  time.Time
+
+	// DLQNote is added to the dead-letter record's exception message, e.g.
+	// why its value is missing.
+	DLQNote string
 }
 
 // where describes the record's position for messages and logs.
@@ -147,7 +151,11 @@ func (h *errorHandler) dlqMessage(f *recordFailure) *kafka.Message {
 	add("stage", string(f.Stage))
 	add("class.name", f.Class)
 	add("exception.class.name", exceptionClass(f.Stage))
-	add("exception.message", f.Message)
+	msg := f.Message
+	if f.DLQNote != "" {
+		msg += " (" + f.DLQNote + ")"
+	}
+	add("exception.message", msg)
 	trace := f.Trace
 	if trace == "" {
 		trace = f.Message

@@ -17,6 +17,15 @@ import (
 	"github.com/connectd/connectd/plugins/host"
 )
 
+// Back-pressure bounds of a sink task (see applyPause): at most
+// pauseBatches batches or pauseBytes wait for the plugin.
+const (
+	pauseBatches  = 10
+	resumeBatches = 2
+	pauseBytes    = 64 << 20
+	slowPut       = time.Second
+)
+
 // Retry backoff of sink puts: Kafka Connect starts at 300 ms and doubles up
 // to errors.retry.delay.max.ms.
 const retryBackoffInitial = 300 * time.Millisecond
@@ -85,14 +94,16 @@ type sinkTask struct {
 	dlqMu  sync.Mutex
 	dlqErr error
 
-	assigned  map[sdk.TopicPartition]bool
-	positions map[sdk.TopicPartition]int64 // next offset after what is applied (or dead-lettered)
-	committed map[sdk.TopicPartition]int64
-	pending   []chain.Raw // consumed, not yet put
-	inflight  *putCall
-	results   chan putResult
-	retry     *putCall // waiting for its backoff
-	retryAt   time.Time
+	assigned      map[sdk.TopicPartition]bool
+	positions     map[sdk.TopicPartition]int64 // next offset after what is applied (or dead-lettered)
+	committed     map[sdk.TopicPartition]int64
+	pending       []chain.Raw // consumed, not yet put
+	pendingBytes  int
+	inflight      *putCall
+	inflightSince time.Time
+	results       chan putResult
+	retry         *putCall // waiting for its backoff
+	retryAt       time.Time
 
 	target     TargetState
 	bpPaused   bool // paused by back-pressure
@@ -250,6 +261,7 @@ func (s *sinkTask) loop(ctx context.Context, ctl *taskControl) error {
 				batch := make([]chain.Raw, n)
 				copy(batch, s.pending[:n])
 				s.pending = append(s.pending[:0], s.pending[n:]...)
+				s.pendingBytes -= rawBytes(batch)
 				s.launch(&putCall{batch: batch, advance: advanceOf(batch)})
 			}
 		}
@@ -261,15 +273,44 @@ func (s *sinkTask) loop(ctx context.Context, ctl *taskControl) error {
 				return err
 			}
 		}
+		// Enough records wait and the put in flight is quick: wait for it
+		// instead of polling (librdkafka stops fetching when its bounded
+		// prefetch queue is full). A slow put gets the partitions paused
+		// instead (applyPause), so that polling, and with it rebalances,
+		// go on.
+		if s.full() && s.inflight != nil && !s.slowPut() {
+			wait := time.NewTimer(max(time.Until(s.inflightSince.Add(slowPut)), time.Millisecond))
+			select {
+			case res := <-s.results:
+				wait.Stop()
+				if err := s.handleResult(res); err != nil {
+					return err
+				}
+			case <-wait.C:
+			case <-ctx.Done():
+				wait.Stop()
+			}
+			continue
+		}
 		// Poll: briefly when work is waiting, otherwise up to 100 ms.
 		timeout := 100
 		if s.inflight != nil || s.retry != nil || len(s.pending) > 0 {
 			timeout = 5
 		}
-		if err := s.poll(timeout, 2*limit-len(s.pending)); err != nil {
+		if err := s.poll(timeout, pauseBatches*limit-len(s.pending)); err != nil {
 			return err
 		}
 	}
+}
+
+// full reports that enough consumed records wait for the plugin.
+func (s *sinkTask) full() bool {
+	return len(s.pending) >= pauseBatches*s.r.w.cfg.SinkBatchRecords || s.pendingBytes >= pauseBytes
+}
+
+// slowPut reports a put in flight for longer than slowPut.
+func (s *sinkTask) slowPut() bool {
+	return s.inflight != nil && time.Since(s.inflightSince) >= slowPut
 }
 
 // poll consumes up to room records; rebalance callbacks run inside.
@@ -287,6 +328,7 @@ func (s *sinkTask) poll(timeoutMs, room int) error {
 			}
 			s.r.t.tm.sinkRead.Inc()
 			s.pending = append(s.pending, rawOf(e))
+			s.pendingBytes += len(e.Key) + len(e.Value)
 		case kafka.Error:
 			if e.IsFatal() {
 				return fmt.Errorf("consumer: %w", e)
@@ -317,6 +359,14 @@ func rawOf(m *kafka.Message) chain.Raw {
 	return r
 }
 
+func rawBytes(recs []chain.Raw) int {
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Key) + len(recs[i].Value)
+	}
+	return n
+}
+
 func advanceOf(batch []chain.Raw) map[sdk.TopicPartition]int64 {
 	adv := map[sdk.TopicPartition]int64{}
 	for i := range batch {
@@ -331,7 +381,7 @@ func advanceOf(batch []chain.Raw) map[sdk.TopicPartition]int64 {
 // launch starts a Put in the background; the loop keeps polling (and the
 // consumer keeps its group membership) while the plugin works.
 func (s *sinkTask) launch(call *putCall) {
-	s.inflight = call
+	s.inflight, s.inflightSince = call, time.Now()
 	go func() {
 		start := time.Now()
 		res, err := s.st.Put(s.hard, call.batch)
@@ -425,12 +475,20 @@ func (s *sinkTask) withinRetryTimeout(call *putCall) bool {
 }
 
 // applyPause pauses or resumes the assigned partitions: paused while the
-// target is PAUSED, or while too many consumed records wait for the
-// plugin (back-pressure), so the consumer stops fetching instead of
-// buffering.
+// target is PAUSED, while a retriable put failure backs off, and while
+// enough records wait behind a slow put (back-pressure: the consumer
+// keeps polling for rebalances but fetches nothing). Resuming waits until
+// few records are left: librdkafka drops its prefetched records on pause
+// and fetches them again on resume (measured: a few hundred ms each time),
+// which is also why a quick put is waited for rather than paused for.
 func (s *sinkTask) applyPause() error {
-	limit := s.r.w.cfg.SinkBatchRecords
-	want := s.target == TargetPaused || len(s.pending) >= 2*limit || s.retry != nil
+	want := s.target == TargetPaused || s.retry != nil
+	switch {
+	case s.full() && s.slowPut():
+		want = true
+	case s.bpPaused && len(s.pending) > resumeBatches*s.r.w.cfg.SinkBatchRecords:
+		want = true
+	}
 	if want == s.bpPaused {
 		return nil
 	}
@@ -511,6 +569,7 @@ func (s *sinkTask) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 			return nil
 		}
 		s.pending = dropPartitions(s.pending, revoked)
+		s.pendingBytes = rawBytes(s.pending)
 		if s.retry != nil {
 			s.retry.batch = dropPartitions(s.retry.batch, revoked)
 			if len(s.retry.batch) == 0 {

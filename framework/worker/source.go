@@ -411,10 +411,10 @@ func (r *sourceRunner) tooLargeFailure(rec *host.SourceRecord, err error) *recor
 	return &recordFailure{
 		Stage: sdk.StageKafkaProduce, Class: "producer",
 		Message: fmt.Sprintf("record of %d bytes (key %d, value %d) exceeds the producer's message.max.bytes of %d bytes; "+
-			"raise producer.override.message.max.bytes (and the topic's max.message.bytes) or make the record smaller; "+
-			"the dead-letter copy omits the value: %v",
+			"raise producer.override.message.max.bytes (and the topic's max.message.bytes) or make the record smaller: %v",
 			size, len(rec.Key), len(rec.Value), r.maxMessageBytes, err),
-		Topic: rec.Topic, Partition: rec.Partition, Offset: -1,
+		DLQNote: "the value is omitted from this dead-letter record: it is too large to produce",
+		Topic:   rec.Topic, Partition: rec.Partition, Offset: -1,
 		SourcePartition: rec.SourcePartition, SourceOffset: rec.SourceOffset,
 		Key: rec.Key, Headers: rec.Headers, Timestamp: rec.Timestamp,
 	}

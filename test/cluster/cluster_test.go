@@ -236,6 +236,23 @@ func TestLeaderStoppedPastSessionIsFenced(t *testing.T) {
 			t.Errorf("assignment generations not consecutive: %d then %d", as[i-1].Generation, as[i].Generation)
 		}
 	}
+	// Every task the old leader started after SIGCONT was given to it by
+	// an assignment of the new leader.
+	byGen := map[int32]herder.Assignment{}
+	for _, a := range as {
+		byGen[a.Generation] = a
+	}
+	starts := taskStartsIn(resumed)
+	if len(starts) == 0 {
+		t.Error("the old leader started no task after rejoining, yet it runs two")
+	}
+	for _, st := range starts {
+		a, ok := byGen[st.generation]
+		if !ok || st.generation < firstNew || a.Leader == old.url || !slices.Contains(a.Workers[old.url].Tasks[st.connector], st.task) {
+			t.Errorf("after SIGCONT the old leader started %s-%d under generation %d, which does not give it that task (new leader's first generation %d)",
+				st.connector, st.task, st.generation, firstNew)
+		}
+	}
 	if strings.Contains(resumed, `msg="assignment written"`) {
 		t.Errorf("the old leader logged a committed assignment after SIGCONT:\n%s", resumed)
 	}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -217,16 +218,30 @@ func (w *workerProc) launch() {
 	}
 	w.cmd = exec.Command(w.c.bin, "worker", w.props)
 	w.cmd.Stdout, w.cmd.Stderr = logf, logf
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	// The worker dies with the test binary even if the test panics (a
+	// timeout skips cleanups): Pdeathsig fires when the thread that
+	// started the child exits, so that thread stays locked until the
+	// child is gone.
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	w.exited = make(chan struct{})
 	w.stopped = false
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		if err := w.cmd.Start(); err != nil {
+			started <- err
+			logf.Close()
+			close(w.exited)
+			return
+		}
+		started <- nil
 		w.exitErr = w.cmd.Wait()
 		logf.Close()
 		close(w.exited)
 	}()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (w *workerProc) client() *client.Client {
@@ -298,19 +313,39 @@ func (w *workerProc) logTail(n int) string {
 	return w.name + " log:\n" + strings.Join(lines, "\n")
 }
 
-var startingTask = regexp.MustCompile(`msg="starting task".* connector=(\S+) task=(\d+)`)
+var startingTask = regexp.MustCompile(`msg="starting task".* connector=(\S+) task=(\d+) target=\S+ generation=(\d+)`)
+
+// taskStart is one "starting task" log line of the herder.
+type taskStart struct {
+	connector  string
+	task       int
+	generation int32
+}
+
+// taskStartsIn parses the herder's "starting task" lines of a log.
+func taskStartsIn(log string) []taskStart {
+	var out []taskStart
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if m := startingTask.FindStringSubmatch(sc.Text()); m != nil {
+			var ts taskStart
+			ts.connector = m[1]
+			fmt.Sscan(m[2], &ts.task)
+			fmt.Sscan(m[3], &ts.generation)
+			out = append(out, ts)
+		}
+	}
+	return out
+}
 
 // taskStarts counts the herder's "starting task" lines per task in the
 // worker's log.
 func (w *workerProc) taskStarts(connector string) map[int]int {
 	out := map[int]int{}
-	sc := bufio.NewScanner(strings.NewReader(w.log()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if m := startingTask.FindStringSubmatch(sc.Text()); m != nil && m[1] == connector {
-			var n int
-			fmt.Sscan(m[2], &n)
-			out[n]++
+	for _, ts := range taskStartsIn(w.log()) {
+		if ts.connector == connector {
+			out[ts.task]++
 		}
 	}
 	return out

@@ -194,6 +194,22 @@ func TestClientSignsInternalCalls(t *testing.T) {
 	if got := h.Pushed("c"); len(got) != 1 || got[0]["k"] != "v" {
 		t.Fatalf("pushed %v", got)
 	}
+
+	// Peer: the herder's view, one URL per call.
+	p := client.NewPeer(func() ([]byte, bool) { return key, true })
+	if err := p.PutTaskConfigs(ctx, url+"/", "c", []map[string]string{{"k": "w"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Pushed("c"); len(got) != 1 || got[0]["k"] != "w" {
+		t.Fatalf("pushed %v", got)
+	}
+	if err := p.FenceZombies(ctx, url, "nope"); !client.IsNotFound(err) {
+		t.Fatalf("fence unknown: %v", err)
+	}
+	bad := client.NewPeer(func() ([]byte, bool) { return []byte("wrong"), true })
+	if err := bad.FenceZombies(ctx, url, "c"); statusOf(err) != 403 {
+		t.Fatalf("wrong key: %v", err)
+	}
 }
 
 func statusOf(err error) int {

@@ -56,17 +56,19 @@ func main() {
 		flush       = flag.Duration("flush-interval", time.Second, "offset.flush.interval.ms")
 		shutdown    = flag.Duration("shutdown-timeout", 10*time.Second, "task.shutdown.graceful.timeout.ms")
 		backoff     = flag.Duration("backoff", 200*time.Millisecond, "initial automatic restart backoff")
+		sinkBatch   = flag.Int("sink-batch", 0, "records per sink Put (0: the worker's default)")
+		session     = flag.Duration("session-timeout", 6*time.Second, "sink consumers' session.timeout.ms (a killed worker's members leave the group after it)")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if err := run(log, *bootstrap, *group, *offsetsTop, *offsetParts, *pluginDir, *eos, *name, *configFile, *flush, *shutdown, *backoff); err != nil {
+	if err := run(log, *bootstrap, *group, *offsetsTop, *offsetParts, *pluginDir, *eos, *name, *configFile, *flush, *shutdown, *backoff, *session, *sinkBatch); err != nil {
 		log.Error("testworker failed", "error", err)
 		os.Exit(1)
 	}
 }
 
 func run(log *slog.Logger, bootstrap, group, offsetsTopic string, offsetParts int, pluginDir string, eos bool,
-	name, configFile string, flush, shutdown, backoff time.Duration) error {
+	name, configFile string, flush, shutdown, backoff, session time.Duration, sinkBatch int) error {
 	raw, err := os.ReadFile(configFile)
 	if err != nil {
 		return err
@@ -86,6 +88,11 @@ func run(log *slog.Logger, bootstrap, group, offsetsTopic string, offsetParts in
 		ExactlyOnceSource: eos, OffsetsTopic: offsetsTopic, OffsetsPartitions: offsetParts,
 		OffsetFlushInterval: flush, TaskShutdownTimeout: shutdown,
 		RestartBackoffInitial: backoff, RestartBackoffMax: 10 * backoff,
+		SinkBatchRecords: sinkBatch,
+		ConsumerProps: map[string]string{
+			"session.timeout.ms":    strconv.Itoa(int(session.Milliseconds())),
+			"heartbeat.interval.ms": strconv.Itoa(int(session.Milliseconds() / 6)),
+		},
 		Plugins: cat, PluginLaunch: host.LaunchOptions{Logger: log},
 		Logger: log,
 	}, &printer{})

@@ -4,13 +4,13 @@
 // offset {"seq":<seq>}. Records can be made to fail on purpose: every
 // bad.every-th record (seq % bad.every == bad.every-1) gets bad.value
 // instead — "string" (a plain string: a transform expecting a map fails),
-// "nan" (a NaN number: the JSON converter fails) or "huge" (huge.bytes of
-// data: too large for the producer). poll.size bounds records per Poll.
+// "unconvertible" (a complex number: no converter takes it) or "huge"
+// (huge.bytes of data: too large for the producer). poll.size bounds
+// records per Poll.
 package main
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -119,8 +119,8 @@ func (t *task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 		var value any = map[string]any{"seq": seq}
 		if t.badEvery > 0 && seq%t.badEvery == t.badEvery-1 {
 			switch t.badValue {
-			case "nan":
-				value = map[string]any{"seq": seq, "bad": math.NaN()}
+			case "unconvertible":
+				value = map[string]any{"seq": seq, "bad": complex(1, 2)}
 			case "huge":
 				value = map[string]any{"seq": seq, "data": strings.Repeat("x", t.hugeBytes)}
 			default:

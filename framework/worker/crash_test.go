@@ -1,0 +1,182 @@
+package worker_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/connectd/connectd/framework/worker"
+	"github.com/connectd/connectd/internal/kafkatest"
+)
+
+// crashKills is how many times the crash tests kill a worker or plugin:
+// 5 by default (the minimum the project's rules ask for), 3 with -short,
+// CONNECTD_CRASH_KILLS to run longer.
+func crashKills() int {
+	if v, err := strconv.Atoi(os.Getenv("CONNECTD_CRASH_KILLS")); err == nil && v > 0 {
+		return v
+	}
+	if testing.Short() {
+		return 3
+	}
+	return 5
+}
+
+// randomDelay is a random moment in [lo, hi).
+func randomDelay(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(rand.Int64N(int64(hi-lo)))
+}
+
+// TestSourceCrashKillWorker SIGKILLs an exactly-once worker process at
+// random moments while its tasks produce, restarts it each time, and
+// checks that a read_committed consumer sees every generated record once,
+// in order per partition. Aborted records in the topic prove that kills
+// hit open transactions.
+func TestSourceCrashKillWorker(t *testing.T) {
+	e := newEnv(t)
+	topic := kafkatest.Topic(t, kafkatest.Partitions(3))
+	const tasks, perTask = 2, 150_000
+	props := datagenProps(topic, tasks, perTask)
+	props["transaction.boundary"] = "interval"
+	props["transaction.boundary.interval.ms"] = "200"
+	name := kafkatest.UniqueName(t, "c")
+
+	kills := crashKills()
+	for i := range kills {
+		p := e.spawn(name, props, true)
+		p.waitRunning(name, tasks, time.Minute)
+		time.Sleep(randomDelay(300*time.Millisecond, 1500*time.Millisecond))
+		p.kill()
+		t.Logf("kill %d/%d: worker %d killed", i+1, kills, p.pid())
+	}
+	p := e.spawn(name, props, true)
+	p.waitRunning(name, tasks, time.Minute)
+	msgs := readCommitted(t, topic, tasks*perTask, 3*time.Minute)
+	p.stop()
+	checkExactlyOnce(t, msgs, tasks, perTask)
+
+	all := kafkatest.ReadAll(t, topic, kafkatest.ReadUncommitted, 200*time.Millisecond, 2*time.Minute)
+	if len(all) <= len(msgs) {
+		t.Errorf("read_uncommitted sees %d records, read_committed %d: no kill hit an open transaction", len(all), len(msgs))
+	}
+	t.Logf("%d records exactly once after %d kills; %d aborted records left behind by the kills", len(msgs), kills, len(all)-len(msgs))
+}
+
+// TestSourceCrashKillPlugin SIGKILLs the plugin process instead: the task
+// fails, is restarted automatically with a new plugin process, and
+// resumes from the committed offsets.
+func TestSourceCrashKillPlugin(t *testing.T) {
+	e := newEnv(t)
+	topic := kafkatest.Topic(t, kafkatest.Partitions(3))
+	const tasks, perTask = 2, 150_000
+	props := datagenProps(topic, tasks, perTask)
+	name := kafkatest.UniqueName(t, "c")
+
+	p := e.spawn(name, props, true)
+	p.waitRunning(name, tasks, time.Minute)
+	kills := crashKills()
+	for i := range kills {
+		// Wait for the tasks to run again after the previous kill.
+		if i > 0 {
+			kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+				n := 0
+				for task := range tasks {
+					if ev, _, ok := lastTaskEvent(p.status, fmt.Sprintf("%s-%d", name, task)); ok && ev.state == worker.StateRunning {
+						n++
+					}
+				}
+				return n == tasks, "tasks not RUNNING again after the plugin was killed; events:" + p.status.String()
+			})
+		}
+		time.Sleep(randomDelay(300*time.Millisecond, 1500*time.Millisecond))
+		kids := p.children()
+		if len(kids) == 0 {
+			t.Fatalf("kill %d: worker %d has no plugin process", i+1, p.pid())
+		}
+		for _, pid := range kids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Logf("kill %d/%d: plugin processes %v killed", i+1, kills, kids)
+		// The task must notice and fail with the plugin's exit as trace.
+		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+			ev, _, ok := lastTaskEvent(p.status, name+"-0")
+			return ok && ev.state != worker.StateRunning, "task did not notice the dead plugin; events:" + p.status.String()
+		})
+	}
+	msgs := readCommitted(t, topic, tasks*perTask, 3*time.Minute)
+	failed, _, ok := p.status.find(name+"-0", worker.StateFailed, 0)
+	if !ok || !strings.Contains(failed.trace, "plugin") {
+		t.Errorf("task 0 never reported FAILED with the plugin's exit as trace; events:%s", p.status)
+	}
+	t.Logf("trace of a failure: %s", failed.trace)
+	p.stop()
+	checkExactlyOnce(t, msgs, tasks, perTask)
+}
+
+func lastTaskEvent(s *statusLog, name string) (statusEvent, int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.events) - 1; i >= 0; i-- {
+		if s.events[i].name == name {
+			return s.events[i], i, true
+		}
+	}
+	return statusEvent{}, 0, false
+}
+
+// TestSourceZombieFenced freezes a worker (SIGSTOP) in the middle of its
+// work, starts a second worker for the same task, then resumes the first:
+// the first is fenced and stops FAILED without restarting, the second
+// finishes, and the output is exactly once.
+func TestSourceZombieFenced(t *testing.T) {
+	e := newEnv(t)
+	topic := kafkatest.Topic(t, kafkatest.Partitions(3))
+	// About 2000 records a second (one per poll, 0-1 ms apart), so that
+	// the zombie is frozen in the middle of its work and the successor
+	// does not finish before the zombie is resumed.
+	const tasks, perTask = 1, 20_000
+	props := datagenProps(topic, tasks, perTask)
+	props["max.interval"] = "1"
+	props["transaction.boundary"] = "interval"
+	props["transaction.boundary.interval.ms"] = "500"
+	name := kafkatest.UniqueName(t, "c")
+
+	zombie := e.spawn(name, props, true)
+	zombie.waitRunning(name, tasks, time.Minute)
+	time.Sleep(randomDelay(300*time.Millisecond, time.Second))
+	zombie.signal(syscall.SIGSTOP)
+	t.Logf("worker %d frozen", zombie.pid())
+
+	successor := e.spawn(name, props, true)
+	successor.waitRunning(name, tasks, time.Minute)
+	// Let the successor commit on top of the zombie's last commit.
+	before := len(kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 200*time.Millisecond, time.Minute))
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		n := len(kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 200*time.Millisecond, time.Minute))
+		return n > before, fmt.Sprintf("the successor committed nothing (%d records)", n)
+	})
+	zombie.signal(syscall.SIGCONT)
+	t.Logf("worker %d resumed", zombie.pid())
+
+	ev := zombie.status.waitFor(t, name+"-0", worker.StateFailed, time.Minute)
+	if !strings.Contains(ev.trace, "fenced") {
+		t.Errorf("the zombie failed, but not because it was fenced: %s", ev.trace)
+	}
+	t.Logf("zombie's trace: %s", ev.trace)
+	msgs := readCommitted(t, topic, tasks*perTask, 3*time.Minute)
+	successor.stop()
+	zombie.stop()
+	checkExactlyOnce(t, msgs, tasks, perTask)
+	_, failedAt, _ := zombie.status.find(name+"-0", worker.StateFailed, 0)
+	if _, _, again := zombie.status.find(name+"-0", worker.StateRestarting, failedAt); again {
+		t.Errorf("the fenced zombie restarted (it must not fight its successor); events:%s", zombie.status)
+	}
+	if _, _, ok := successor.status.find(name+"-0", worker.StateFailed, 0); ok {
+		t.Errorf("the successor failed; events:%s", successor.status)
+	}
+}

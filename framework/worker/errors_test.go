@@ -1,0 +1,288 @@
+package worker_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/framework/worker"
+	"github.com/connectd/connectd/internal/kafkatest"
+)
+
+// contextHeaders are Kafka Connect's dead-letter context headers; every
+// dead-letter record must carry all of them (source records have no
+// consumed partition and offset, and carry source.* instead).
+var contextHeaders = []string{
+	"topic", "partition", "offset", "connector.name", "task.id", "stage",
+	"class.name", "exception.class.name", "exception.message", "exception.stacktrace",
+}
+
+func headers(m *kafka.Message) map[string]string {
+	out := map[string]string{}
+	for _, h := range m.Headers {
+		out[h.Key] = string(h.Value)
+	}
+	return out
+}
+
+func dlqProps(props map[string]string, dlq, tolerance string) map[string]string {
+	props["errors.tolerance"] = tolerance
+	props["errors.log.enable"] = "true"
+	props["errors.log.include.messages"] = "true"
+	if dlq != "" {
+		props["errors.deadletterqueue.topic.name"] = dlq
+		props["errors.deadletterqueue.topic.replication.factor"] = "1"
+		props["errors.deadletterqueue.context.headers.enable"] = "true"
+	}
+	return props
+}
+
+// sinkInput is record i of the sink error tests: most are good; every
+// 10th at 3 is malformed JSON (value converter fails), at 5 a JSON string
+// (the ExtractField transform fails), at 7 rejected by the sink's Put.
+func sinkInput(i int) []byte {
+	switch i % 10 {
+	case 3:
+		return []byte(fmt.Sprintf(`{"doc": {"n": %d`, i))
+	case 5:
+		return []byte(fmt.Sprintf(`"just-a-string-%d"`, i))
+	case 7:
+		return []byte(fmt.Sprintf(`{"doc":{"n":%d,"reject":true}}`, i))
+	}
+	return []byte(fmt.Sprintf(`{"doc":{"n":%d}}`, i))
+}
+
+func sinkErrorProps(topic, file string) map[string]string {
+	props := sinkProps(topic, file, 1)
+	props["transforms"] = "doc"
+	props["transforms.doc.type"] = "org.apache.kafka.connect.transforms.ExtractField$Value"
+	props["transforms.doc.field"] = "doc"
+	props["fail.value.contains"] = "reject"
+	return props
+}
+
+func TestSinkDeadLetterQueue(t *testing.T) {
+	e := newEnv(t)
+	const parts, n = 2, 400
+	topic := kafkatest.Topic(t, kafkatest.Partitions(parts))
+	dlq := kafkatest.UniqueName(t, "dlq")
+	t.Cleanup(func() { kafkatest.DeleteTopics(t, dlq) })
+	produceInput(t, topic, parts, n, sinkInput)
+	file := filepath.Join(t.TempDir(), "applied.tsv")
+	cfg := e.config(true)
+	w, st := e.start(cfg)
+	name := kafkatest.UniqueName(t, "s")
+	e.run(w, name, dlqProps(sinkErrorProps(topic, file), dlq, "all"))
+	st.waitFor(t, name+"-0", worker.StateRunning, 30*time.Second)
+	waitCommittedTo(t, name, topic, parts, n/parts, time.Minute)
+
+	// Every bad record is in the dead-letter topic once, with its original
+	// bytes and every context header, before its offset was committed
+	// (the offsets are committed, so the records must be there).
+	dead := kafkatest.ReadAll(t, dlq, kafkatest.ReadCommitted, 200*time.Millisecond, time.Minute)
+	wantStage := map[int]sdk.Stage{3: sdk.StageValueConverter, 5: sdk.StageTransformation, 7: sdk.StageTaskPut}
+	got := map[int]bool{}
+	for _, m := range dead {
+		h := headers(m)
+		for _, k := range contextHeaders {
+			if _, ok := h["__connect.errors."+k]; !ok {
+				t.Fatalf("dead-letter record %s lacks header __connect.errors.%s; headers %v", m.TopicPartition, k, h)
+			}
+		}
+		i, err := strconv.Atoi(strings.TrimPrefix(string(m.Key), "k"))
+		if err != nil {
+			t.Fatalf("dead-letter key %q", m.Key)
+		}
+		p, off := i%parts, i/parts
+		if h["__connect.errors.topic"] != topic || h["__connect.errors.partition"] != strconv.Itoa(p) || h["__connect.errors.offset"] != strconv.Itoa(off) {
+			t.Errorf("record %d: DLQ says %s/%s/%s, want %s/%d/%d", i, h["__connect.errors.topic"], h["__connect.errors.partition"], h["__connect.errors.offset"], topic, p, off)
+		}
+		if h["__connect.errors.stage"] != string(wantStage[i%10]) {
+			t.Errorf("record %d: stage %s, want %s (message %q)", i, h["__connect.errors.stage"], wantStage[i%10], h["__connect.errors.exception.message"])
+		}
+		if h["__connect.errors.connector.name"] != name || h["__connect.errors.task.id"] != "0" || h["__connect.errors.exception.message"] == "" {
+			t.Errorf("record %d: context %v", i, h)
+		}
+		if string(m.Value) != string(sinkInput(i)) {
+			t.Errorf("record %d: DLQ value %q, want the original %q", i, m.Value, sinkInput(i))
+		}
+		if got[i] {
+			t.Errorf("record %d dead-lettered twice", i)
+		}
+		got[i] = true
+	}
+	if len(got) != 3*n/10 {
+		t.Errorf("%d records dead-lettered, want %d", len(got), 3*n/10)
+	}
+	for i := range n {
+		if wantStage[i%10] != "" && !got[i] {
+			t.Errorf("record %d (%s failure) is not in the dead-letter topic", i, wantStage[i%10])
+		}
+	}
+	// Good records flowed on.
+	app := applied(t, file)
+	for i := range n {
+		tp := sdk.TopicPartition{Topic: topic, Partition: int32(i % parts)}
+		if wantStage[i%10] == "" && app[tp][int64(i/parts)] != 1 {
+			t.Errorf("good record %d applied %d times", i, app[tp][int64(i/parts)])
+		}
+	}
+	if v := metricSum(t, cfg, "connectd_task_dlq_records_total", map[string]string{"connector": name, "result": "success"}); v != float64(3*n/10) {
+		t.Errorf("connectd_task_dlq_records_total = %v, want %d", v, 3*n/10)
+	}
+	if v := metricSum(t, cfg, "connectd_task_records_skipped_total", map[string]string{"connector": name, "stage": "TRANSFORMATION"}); v != float64(n/10) {
+		t.Errorf("connectd_task_records_skipped_total{stage=TRANSFORMATION} = %v, want %d", v, n/10)
+	}
+}
+
+func TestSinkToleranceNoneFailsTask(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bad   []byte
+		stage sdk.Stage
+	}{
+		{"malformed JSON", []byte(`{"doc": {`), sdk.StageValueConverter},
+		{"transform error", []byte(`"not-a-map"`), sdk.StageTransformation},
+		{"put rejects", []byte(`{"doc":{"reject":1}}`), sdk.StageTaskPut},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			topic := kafkatest.Topic(t, kafkatest.Partitions(1))
+			const badAt = 5
+			produceInput(t, topic, 1, 20, func(i int) []byte {
+				if i == badAt {
+					return tc.bad
+				}
+				return []byte(fmt.Sprintf(`{"doc":{"n":%d}}`, i))
+			})
+			file := filepath.Join(t.TempDir(), "applied.tsv")
+			w, st := e.start(e.config(true))
+			name := kafkatest.UniqueName(t, "s")
+			e.run(w, name, dlqProps(sinkErrorProps(topic, file), "", "none"))
+			ev := st.waitFor(t, name+"-0", worker.StateFailed, time.Minute)
+			where := fmt.Sprintf("topic %s, partition 0, offset %d", topic, badAt)
+			t.Logf("trace: %s", ev.trace)
+			if !strings.Contains(ev.trace, where) || !strings.Contains(ev.trace, string(tc.stage)) {
+				t.Errorf("trace does not name %q and stage %s:\n%s", where, tc.stage, ev.trace)
+			}
+			// Nothing at or after the bad record is committed.
+			if c := committedSink(t, name)[sdk.TopicPartition{Topic: topic}]; c > badAt {
+				t.Errorf("committed offset %d passes the failed record at %d", c, badAt)
+			}
+		})
+	}
+}
+
+// sourceErrorProps runs the test source with every 10th record bad.
+func sourceErrorProps(topic string, count int, bad string) map[string]string {
+	return map[string]string{
+		"connector.class": "TestSource", "tasks.max": "1", "topic": topic, "count": strconv.Itoa(count),
+		"bad.every": "10", "bad.value": bad, "huge.bytes": strconv.Itoa(1_500_000),
+		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+		"transforms": "origin", "transforms.origin.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+		"transforms.origin.static.field": "origin", "transforms.origin.static.value": "test",
+	}
+}
+
+// TestSourceDeadLetterQueue: in exactly-once mode failed source records
+// go to the dead-letter topic inside the task's transactions, so the
+// dead-letter topic is exactly-once too.
+func TestSourceDeadLetterQueue(t *testing.T) {
+	for _, tc := range []struct {
+		bad   string
+		stage sdk.Stage
+		size  bool
+	}{
+		{"string", sdk.StageTransformation, false},
+		{"unconvertible", sdk.StageValueConverter, false},
+		{"huge", sdk.StageKafkaProduce, true},
+	} {
+		t.Run(tc.bad, func(t *testing.T) {
+			e := newEnv(t)
+			topic := kafkatest.Topic(t, kafkatest.Partitions(2))
+			dlq := kafkatest.UniqueName(t, "dlq")
+			t.Cleanup(func() { kafkatest.DeleteTopics(t, dlq) })
+			const count = 500
+			w, st := e.start(e.config(true))
+			name := kafkatest.UniqueName(t, "c")
+			e.run(w, name, dlqProps(sourceErrorProps(topic, count, tc.bad), dlq, "all"))
+			st.waitFor(t, name+"-0", worker.StateRunning, 30*time.Second)
+			msgs := readCommitted(t, topic, count-count/10, time.Minute)
+			seen := map[int64]int{}
+			for _, m := range msgs {
+				var r seqRecord
+				if err := json.Unmarshal(m.Value, &r); err != nil {
+					t.Fatalf("output %q: %v", m.Value, err)
+				}
+				seen[r.Seq]++
+			}
+			dead := readCommitted(t, dlq, count/10, time.Minute)
+			for _, m := range dead {
+				h := headers(m)
+				for _, k := range []string{"topic", "connector.name", "task.id", "stage", "class.name", "exception.class.name",
+					"exception.message", "exception.stacktrace", "source.partition", "source.offset"} {
+					if _, ok := h["__connect.errors."+k]; !ok {
+						t.Fatalf("dead-letter record lacks __connect.errors.%s: %v", k, h)
+					}
+				}
+				if h["__connect.errors.stage"] != string(tc.stage) {
+					t.Errorf("stage %s, want %s", h["__connect.errors.stage"], tc.stage)
+				}
+				if tc.size && (!strings.Contains(h["__connect.errors.exception.message"], "bytes") || !strings.Contains(h["__connect.errors.exception.message"], "1500")) {
+					t.Errorf("too-large record's message does not give the size: %q", h["__connect.errors.exception.message"])
+				}
+				var off seqRecord
+				if err := json.Unmarshal([]byte(h["__connect.errors.source.offset"]), &off); err != nil {
+					t.Fatal(err)
+				}
+				seen[off.Seq] += 100 // marks dead-lettered
+			}
+			if len(msgs) != count-count/10 || len(dead) != count/10 {
+				t.Errorf("%d records and %d dead letters, want %d and %d", len(msgs), len(dead), count-count/10, count/10)
+			}
+			for seq := int64(0); seq < count; seq++ {
+				want := 1
+				if seq%10 == 9 {
+					want = 100
+				}
+				if seen[seq] != want {
+					t.Errorf("seq %d: seen %d (1 = written once, 100 = dead-lettered once)", seq, seen[seq])
+				}
+			}
+		})
+	}
+}
+
+func TestSourceToleranceNoneFailsTask(t *testing.T) {
+	for _, tc := range []struct {
+		bad, want string
+	}{
+		{"string", "TRANSFORMATION"},
+		{"huge", "exceeds the producer's message.max.bytes"},
+	} {
+		t.Run(tc.bad, func(t *testing.T) {
+			e := newEnv(t)
+			topic := kafkatest.Topic(t)
+			w, st := e.start(e.config(true))
+			name := kafkatest.UniqueName(t, "c")
+			e.run(w, name, dlqProps(sourceErrorProps(topic, 100, tc.bad), "", "none"))
+			ev := st.waitFor(t, name+"-0", worker.StateFailed, time.Minute)
+			t.Logf("trace: %s", ev.trace)
+			if !strings.Contains(ev.trace, tc.want) || !strings.Contains(ev.trace, `source offset {"seq":9}`) {
+				t.Errorf("trace does not name %q and the record's source offset:\n%s", tc.want, ev.trace)
+			}
+			// Nothing of the failed transaction is visible.
+			if msgs := kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 200*time.Millisecond, time.Minute); len(msgs) > 9 {
+				t.Errorf("%d records committed; the first failure is seq 9", len(msgs))
+			}
+		})
+	}
+}
