@@ -45,6 +45,11 @@ type eosTask struct {
 
 	asyncMu  sync.Mutex
 	asyncErr error // first delivery error of the open transaction
+
+	msg  kafka.Message  // reused for every record
+	hdrs []kafka.Header // reused header scratch
+
+	committedSinceAbort bool
 }
 
 // runEOS runs the task exactly-once: one transactional producer
@@ -170,8 +175,18 @@ func (e *eosTask) loop(ctx context.Context, ctl *taskControl) error {
 		case <-ctx.Done():
 			return e.shutdown()
 		case target = <-ctl.targets:
-			if target == TargetPaused && r.boundary != boundaryConnector {
+			switch {
+			case target != TargetPaused:
+			case r.boundary != boundaryConnector:
 				err = e.commit()
+			case e.txn.open:
+				// The task decides where its transactions end, so a paused
+				// one must not stay open past transaction.timeout.ms (the
+				// coordinator would fence the producer): abort it and
+				// resume from the committed offsets later.
+				reportTarget()
+				e.committedSinceAbort = true // not a failure: do not count it
+				err = &errAbortable{errors.New("paused in the middle of a connector-defined transaction")}
 			}
 			if err == nil {
 				reportTarget()
@@ -198,6 +213,11 @@ func (e *eosTask) loop(ctx context.Context, ctl *taskControl) error {
 		}
 		// Abort and resume from the committed offsets with a fresh plugin
 		// task (the old one may have advanced past what is committed).
+		// Only aborts without a commit in between count towards the limit.
+		if e.committedSinceAbort {
+			restarts = 0
+		}
+		e.committedSinceAbort = false
 		restarts++
 		if restarts > maxAbortRestarts {
 			return fmt.Errorf("%d transactions aborted in a row; last: %w", restarts, ab.err)
@@ -233,7 +253,8 @@ func (e *eosTask) process(f fetched) error {
 		if err := e.begin(); err != nil {
 			return err
 		}
-		if err := produce(e.hard, e.p, &f.msgs[i]); err != nil {
+		e.hdrs = messageFor(&e.msg, rec, e.hdrs)
+		if err := produce(e.hard, e.p, &e.msg); err != nil {
 			if !isTooLarge(err) {
 				return e.classify(fmt.Errorf("produce to %s: %w", rec.Topic, err))
 			}
@@ -354,6 +375,7 @@ func (e *eosTask) commit() error {
 	e.txn.open, e.txn.records = false, 0
 	e.txn.offsets.reset()
 	e.txn.lastCommit = time.Now()
+	e.committedSinceAbort = true
 	return nil
 }
 
@@ -394,7 +416,7 @@ func (e *eosTask) restartFromCommitted(ctx context.Context, attempt int) error {
 	e.sess = nil
 	select {
 	case <-ctx.Done():
-		return nil
+		return ctx.Err() // stopping: nothing is open, nothing to commit
 	case <-time.After(backoff(100*time.Millisecond, 5*time.Second, attempt-1)):
 	}
 	sess, err := e.r.startSession(ctx, e.committed)
