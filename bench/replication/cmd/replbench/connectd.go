@@ -19,10 +19,17 @@ type connectdSystem struct {
 	pluginBin string // connectd-kafka-replication binary
 	catalog   string // plugin.path, filled once
 	extra     map[string]string
+	boundary  string        // transaction.boundary: interval or poll
+	interval  time.Duration // transaction.boundary.interval.ms
 	port      int
 }
 
-func (*connectdSystem) name() string              { return "connectd-eos" }
+func (c *connectdSystem) name() string {
+	if c.boundary == "interval" {
+		return "connectd-eos-interval"
+	}
+	return "connectd-eos-poll"
+}
 func (*connectdSystem) target(rs *runSpec) string { return rs.source + ".replica" }
 func (*connectdSystem) finishesByExit() bool      { return false }
 
@@ -82,6 +89,10 @@ func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.
 		"topics":                   rs.source,
 		"target.topic.format":      "${topic}.replica",
 		"partition.mapping":        "preserve",
+	}
+	cfg["transaction.boundary"] = c.boundary
+	if c.boundary == "interval" {
+		cfg["transaction.boundary.interval.ms"] = strconv.FormatInt(c.interval.Milliseconds(), 10)
 	}
 	for k, v := range c.extra {
 		cfg[k] = v

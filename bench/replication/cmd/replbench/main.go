@@ -119,11 +119,11 @@ func cmdRun(ctx context.Context, args []string) error {
 	sizes := fs.String("sizes", "1024:1000000,100:5000000", "data sets: value bytes:records, comma-separated")
 	parts := fs.Int("partitions", 6, "source partitions")
 	reps := fs.Int("reps", 3, "repetitions (systems run interleaved, order rotating)")
-	systems := fs.String("systems", "connectd,mm2,raw", "systems to run: connectd, mm2, mm2-interval, raw")
+	systems := fs.String("systems", "connectd,mm2,mm2-interval,raw", "systems to run: connectd (interval boundary), connectd-poll, mm2 (poll boundary, its default), mm2-interval, raw")
 	tasks := fs.Int("tasks", 6, "tasks.max for connectd and MM2")
 	linger := fs.Int("linger-ms", 20, "producer linger.ms for every system")
 	batch := fs.Int("batch-bytes", 1<<20, "producer batch.size for every system")
-	interval := fs.Duration("commit-interval", 100*time.Millisecond, "raw loop transaction length (and MM2/connectd interval boundary)")
+	interval := fs.Duration("commit-interval", 100*time.Millisecond, "transaction length of the raw loop and of the interval boundary (connectd, mm2-interval)")
 	mm2cp := fs.String("mm2-classpath", "", "file holding the MirrorMaker 2 classpath")
 	rawBin := fs.String("rawcopy", "", "rawcopy binary")
 	connectdBin := fs.String("connectd", "", "connectd binary (worker daemon, plugin installer)")
@@ -159,14 +159,18 @@ func cmdRun(ctx context.Context, args []string) error {
 				return fmt.Errorf("MM2 classpath: %w", err)
 			}
 			sys = append(sys, &mm2System{classpath: strings.TrimSpace(string(cp)), boundary: "interval", interval: *interval})
-		case "connectd":
+		case "connectd", "connectd-poll":
 			extra := map[string]string{}
 			for _, kv := range strings.Split(*connectdProps, ",") {
 				if k, v, ok := strings.Cut(kv, "="); ok {
 					extra[strings.TrimSpace(k)] = strings.TrimSpace(v)
 				}
 			}
-			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, extra: extra})
+			boundary := "interval"
+			if strings.TrimSpace(name) == "connectd-poll" {
+				boundary = "poll"
+			}
+			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, extra: extra, boundary: boundary, interval: *interval})
 		default:
 			return fmt.Errorf("unknown system %q", name)
 		}

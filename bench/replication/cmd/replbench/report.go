@@ -77,7 +77,7 @@ func summarize(xs []float64) stats {
 
 func (r *report) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Partitions %d; every producer linger.ms=%d batch.size=%d; raw loop commits every %v.\n"+
+	fmt.Fprintf(&b, "Partitions %d; every producer linger.ms=%d batch.size=%d; raw loop and interval boundaries commit every %v.\n"+
 		"Median over the runs that passed the exactly-once check, [IQR] in brackets; CPU = CPU-seconds per million records "+
 		"(system under test; broker separately); RSS = peak summed RSS of all the system's processes.\n\n",
 		r.partitions, r.linger, r.batch, r.interval)
@@ -125,14 +125,18 @@ func (r *report) markdown() string {
 				sys, ok, total, t.med, t.q1, t.q3, m.med, c.med, c.q1, c.q3, bc.med, rs.med, rs.q1, rs.q3)
 		}
 		b.WriteString("\n")
-		if c, ok := med["connectd-eos"]; ok {
-			for _, other := range []string{"mm2-eos", "mm2-eos-interval", "raw-go-loop"} {
-				o, ok := med[other]
-				if !ok || o["tp"] == 0 || c["tp"] == 0 {
+		for _, cs := range systems {
+			c := med[cs]
+			if !strings.HasPrefix(cs, "connectd") || c["tp"] == 0 {
+				continue
+			}
+			for _, other := range systems {
+				o := med[other]
+				if strings.HasPrefix(other, "connectd") || o["tp"] == 0 {
 					continue
 				}
-				fmt.Fprintf(&b, "- connectd / %s: throughput %.2f×, CPU per record %.2f×, peak RSS %.2f×\n",
-					other, c["tp"]/o["tp"], c["cpu"]/o["cpu"], c["rss"]/o["rss"])
+				fmt.Fprintf(&b, "- %s / %s: throughput %.2f×, CPU per record %.2f×, peak RSS %.2f×\n",
+					cs, other, c["tp"]/o["tp"], c["cpu"]/o["cpu"], c["rss"]/o["rss"])
 			}
 			b.WriteString("\n")
 		}
