@@ -67,3 +67,7 @@ generate: ## regenerate plugins/pluginpb from plugin.proto (Debian protoc, pinne
 		--go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative \
 		plugins/pluginpb/plugin.proto
+
+.PHONY: bench-replication
+bench-replication: ## KafkaReplicationSource vs MirrorMaker 2 vs a raw Go EOS loop (EOS, side by side; BENCH_ARGS for replbench flags)
+	bench/replication/run.sh $(BENCH_ARGS)
