@@ -12,6 +12,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/worker"
 )
 
 // The methods in this file are the herder's side of the REST API. Reads
@@ -186,6 +187,13 @@ func (h *Herder) validate(ctx context.Context, props map[string]string) (configd
 	}
 	res, err := h.rt.Validate(ctx, resolved)
 	if err != nil {
+		// A config the worker refuses outright (no such plugin, a plugin
+		// binary that fails its checksum) is the request's problem: 400,
+		// as Kafka Connect answers for a class it cannot load.
+		var ce *worker.ConfigError
+		if errors.As(err, &ce) {
+			return configdef.ValidationResult{}, &BadRequestError{Msg: ce.Error()}
+		}
 		return configdef.ValidationResult{}, err
 	}
 	return restoreRawValues(res, props, resolved), nil
