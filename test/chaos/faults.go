@@ -153,7 +153,10 @@ func (es *events) closeWindows(at time.Time) {
 // one) then owns every other episode in scope that overlaps its window:
 // the cluster was healthy when it began, so they are its doing. An event's
 // recovery is the longest time one of its episodes kept a unit down after
-// the event: End − max(Start, At).
+// the event: End − At for faults that stop units at once (kills, stops,
+// restarts, pauses — the monitor sees them up to a poll later), and
+// End − max(Start, At) for Aerospike trouble and bad records, which fail a
+// task (if ever) only later.
 func attribute(evs []*event, eps []episode) {
 	owner := make([]*event, len(eps))
 	inScope := func(e *event, ep episode) bool { return e.scope == nil || e.scope[ep.Unit.Connector] }
@@ -200,9 +203,9 @@ func attribute(evs []*event, eps []episode) {
 
 // credit counts an episode towards an event's recovery.
 func credit(e *event, ep episode) {
-	from := ep.Start
-	if e.At.After(from) {
-		from = e.At
+	from := e.At
+	if e.failuresOnly && ep.Start.After(from) {
+		from = ep.Start
 	}
 	if d := ep.End.Sub(from); d > e.Recovery {
 		e.Recovery = d
