@@ -678,3 +678,34 @@ func (h *Herder) SessionKey() ([]byte, string, bool) {
 	}
 	return k.Key, k.Algorithm, true
 }
+
+// OwnsTask reports whether the cluster's latest assignment, read to the end
+// of the config topic, gives task id to this worker. The worker asks it
+// (worker.Config.OwnsTask) after a task's producer was fenced: a successor
+// starts only after an assignment that moves the task away is committed,
+// so a task still assigned here has none, and the fencing came from the
+// transaction coordinator aborting a transaction that timed out (a broker
+// outage longer than transaction.timeout.ms).
+func (h *Herder) OwnsTask(ctx context.Context, id TaskID) (bool, error) {
+	if h.configs == nil {
+		return false, h.notStarted()
+	}
+	snap, err := h.configs.readToEnd(ctx)
+	if err != nil {
+		return false, err
+	}
+	a := snap.Assignment()
+	if a == nil {
+		return false, nil
+	}
+	wa, ok := a.Workers[h.cfg.WorkerURL]
+	if !ok {
+		return false, nil
+	}
+	for _, n := range wa.Tasks[id.Connector] {
+		if n == id.Task {
+			return true, nil
+		}
+	}
+	return false, nil
+}
