@@ -25,7 +25,11 @@
 // transaction and resumes from the committed offsets with a fresh plugin
 // task. A fenced (or otherwise fatal) producer stops the task FAILED and
 // it is not restarted automatically: a zombie must not fight its
-// successor for the transactional id.
+// successor for the transactional id. The exception is a fenced task the
+// cluster still assigns to this worker (Config.OwnsTask): it has no
+// successor — the transaction coordinator aborted a transaction that
+// outlived transaction.timeout.ms, as a broker outage causes — and it is
+// restarted like any failure.
 //
 // # At-least-once source tasks
 //

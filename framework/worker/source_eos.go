@@ -475,10 +475,11 @@ func (e *eosTask) classify(err error) error {
 	}
 	switch {
 	case isFenced(ke):
-		return &noRestartError{fmt.Errorf("producer fenced: another instance of task %s initialised transactional.id %s, so this one is a zombie; "+
-			"it stops and is not restarted automatically (the new owner carries on from the committed offsets): %w", e.r.id, e.txID, err)}
+		return &noRestartError{err: fmt.Errorf("producer fenced: another instance of task %s initialised transactional.id %s (or the "+
+			"transaction coordinator aborted a transaction that timed out), so this one stops; it restarts automatically only if "+
+			"this worker still owns the task (the new owner carries on from the committed offsets): %w", e.r.id, e.txID, err), fenced: true}
 	case ke.IsFatal():
-		return &noRestartError{fmt.Errorf("fatal producer error on transactional.id %s; the task is not restarted automatically "+
+		return &noRestartError{err: fmt.Errorf("fatal producer error on transactional.id %s; the task is not restarted automatically "+
 			"because a new producer would fence a possible successor (restart it explicitly): %w", e.txID, err)}
 	case ke.TxnRequiresAbort():
 		return &errAbortable{err}

@@ -166,20 +166,3 @@ func perPartition(records int64, partitions int) []int64 {
 	}
 	return out
 }
-
-func createCompacted(ctx context.Context, bootstrap, topic string, partitions int) error {
-	a, err := admin(bootstrap)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	res, err := a.CreateTopics(ctx, []ckafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1,
-		Config: map[string]string{"cleanup.policy": "compact"}}})
-	if err != nil {
-		return err
-	}
-	if c := res[0].Error.Code(); c != ckafka.ErrNoError {
-		return fmt.Errorf("create topic %s: %w", topic, res[0].Error)
-	}
-	return nil
-}
