@@ -67,3 +67,7 @@ generate: ## regenerate plugins/pluginpb from plugin.proto (Debian protoc, pinne
 		--go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative \
 		plugins/pluginpb/plugin.proto
+
+.PHONY: docs
+docs: ## regenerate the docs' reference sections from the code (worker keys, connector keys, REST endpoints)
+	$(GO) run ./internal/docgen
