@@ -245,7 +245,9 @@ type Use struct {
 	Text string   // the whole code line or span
 }
 
-func (u Use) String() string { return fmt.Sprintf("%s:%d: %s", u.Path, u.Line, strings.TrimSpace(u.Text)) }
+func (u Use) String() string {
+	return fmt.Sprintf("%s:%d: %s", u.Path, u.Line, strings.TrimSpace(u.Text))
+}
 
 var (
 	makeUse     = regexp.MustCompile(`(?:^|[\s;&|(]|\$\()make\s+([^;&|)#\n]*)`)
