@@ -71,3 +71,7 @@ generate: ## regenerate plugins/pluginpb from plugin.proto (Debian protoc, pinne
 .PHONY: docs
 docs: ## regenerate the docs' reference sections from the code (worker keys, connector keys, REST endpoints)
 	$(GO) run ./internal/docgen
+
+.PHONY: release
+release: ## build static-where-possible linux/amd64 and linux/arm64 archives with SHA-256 checksums into dist/
+	scripts/release.sh

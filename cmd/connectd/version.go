@@ -28,6 +28,7 @@ type versionInfo struct {
 	Go              string `json:"go"`
 	Platform        string `json:"platform"`
 	Librdkafka      string `json:"librdkafka"`
+	LibrdkafkaLink  string `json:"librdkafka_link"`
 	PluginProtocols []int  `json:"plugin_protocol_versions"`
 }
 
@@ -43,6 +44,7 @@ func currentVersion() versionInfo {
 		Go:              runtime.Version(),
 		Platform:        runtime.GOOS + "/" + runtime.GOARCH,
 		Librdkafka:      rdkafka,
+		LibrdkafkaLink:  kafka.LibrdkafkaLinkInfo,
 		PluginProtocols: host.ProtocolVersions(),
 	}
 }
@@ -75,7 +77,7 @@ func versionCommand() *command {
 			fmt.Fprintf(env.stdout, "connectd %s\n", v.Version)
 			fmt.Fprintf(env.stdout, "commit            %s\n", v.Commit)
 			fmt.Fprintf(env.stdout, "go                %s %s\n", v.Go, v.Platform)
-			fmt.Fprintf(env.stdout, "librdkafka        %s\n", v.Librdkafka)
+			fmt.Fprintf(env.stdout, "librdkafka        %s (%s)\n", v.Librdkafka, v.LibrdkafkaLink)
 			fmt.Fprintf(env.stdout, "plugin protocol   %s\n", strings.Join(protos, ", "))
 			return nil
 		},
