@@ -12,6 +12,7 @@ require (
 	golang.org/x/crypto v0.57.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
