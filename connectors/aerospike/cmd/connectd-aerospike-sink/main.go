@@ -1,0 +1,9 @@
+// Command connectd-aerospike-sink is the AerospikeSink connector plugin.
+package main
+
+import (
+	"github.com/connectd/connectd/connectors/aerospike"
+	"github.com/connectd/connectd/plugins"
+)
+
+func main() { plugins.Serve(&aerospike.Connector{}) }

@@ -1,0 +1,614 @@
+package aerospike
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	as "github.com/aerospike/aerospike-client-go/v7"
+
+	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/sdk"
+)
+
+// Configuration keys of the AerospikeSink connector.
+const (
+	KeyHosts          = "aerospike.hosts"
+	KeyUser           = "aerospike.user"
+	KeyPassword       = "aerospike.password"
+	KeyClusterName    = "aerospike.cluster.name"
+	KeyTLSEnabled     = "aerospike.tls.enabled"
+	KeyTLSName        = "aerospike.tls.name"
+	KeyTLSCAFile      = "aerospike.tls.ca.file"
+	KeyTLSCertFile    = "aerospike.tls.cert.file"
+	KeyTLSKeyFile     = "aerospike.tls.key.file"
+	KeyConnectTimeout = "aerospike.connect.timeout.ms"
+	KeySocketTimeout  = "aerospike.socket.timeout.ms"
+	KeyTotalTimeout   = "aerospike.total.timeout.ms"
+	KeyClientRetries  = "aerospike.client.max.retries"
+	KeyNamespace      = "aerospike.namespace"
+	KeySet            = "aerospike.set"
+	KeyKeySource      = "key.source"
+	KeyKeyField       = "key.field"
+	KeyKeyHeader      = "key.header"
+	KeyKeyType        = "key.type"
+	KeySendKey        = "send.key"
+	KeyBinsInclude    = "bins.include"
+	KeyBinsExclude    = "bins.exclude"
+	KeyBinsRename     = "bins.rename"
+	KeyWriteMode      = "write.mode"
+	KeyTTL            = "ttl"
+	KeyPositionsBin   = "positions.bin"
+	KeyEffectivelyOne = "effectively.once"
+	KeyRetryAttempts  = "retry.max.attempts"
+	KeyRetryBackoff   = "retry.backoff.ms"
+	KeyRetryBackoffMx = "retry.backoff.max.ms"
+	KeyBatchMaxKeys   = "batch.max.keys"
+)
+
+// Values of write.mode.
+const (
+	ModeReplace   = "replace"
+	ModeUpdate    = "update"
+	ModeIncrement = "increment"
+)
+
+// Values of key.source.
+const (
+	KeySourceRecordKey  = "record_key"
+	KeySourceValueField = "value_field"
+	KeySourceHeader     = "header"
+)
+
+// Values of key.type.
+const (
+	KeyTypeAuto    = "auto"
+	KeyTypeString  = "string"
+	KeyTypeInteger = "integer"
+	KeyTypeBytes   = "bytes"
+)
+
+// TopicPlaceholder in aerospike.set is replaced by the record's topic.
+const TopicPlaceholder = "${topic}"
+
+const (
+	// maxBinName is Aerospike's limit on bin name length in bytes.
+	maxBinName = 15
+	// maxSetName is Aerospike's limit on set name length in bytes.
+	maxSetName = 63
+	// maxNamespace is Aerospike's limit on namespace name length in bytes.
+	maxNamespace = 31
+	// maxTTL is the largest positive TTL the server accepts (10 years).
+	maxTTL = 315360000
+	// defaultPort is Aerospike's service port.
+	defaultPort = 3000
+)
+
+const (
+	groupConn   = "Aerospike connection"
+	groupTarget = "Aerospike target"
+	groupMap    = "Mapping"
+	groupWrite  = "Writes"
+)
+
+// configDef returns the connector's own configuration keys. The framework's
+// common keys (name, topics, converters, errors.*) are not repeated here.
+func configDef() *configdef.Def {
+	d := configdef.New()
+	order := map[string]int{}
+	def := func(k configdef.Key) {
+		order[k.Group]++
+		k.OrderInGroup = order[k.Group]
+		if k.Width == "" {
+			k.Width = configdef.WidthMedium
+		}
+		d.Define(k)
+	}
+	def(configdef.Key{Name: KeyHosts, Type: configdef.List, Required: true, Importance: configdef.High, Group: groupConn,
+		DisplayName: "Seed hosts", Validator: hostListValidator{},
+		Documentation: "Seed nodes of the Aerospike cluster as host:port pairs (port defaults to 3000), comma-separated. The client discovers the other nodes from them."})
+	def(configdef.Key{Name: KeyUser, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupConn,
+		DisplayName: "User", Documentation: "User for internal authentication; empty means the cluster has security disabled."})
+	def(configdef.Key{Name: KeyPassword, Type: configdef.Password, Default: "", Importance: configdef.Medium, Group: groupConn,
+		DisplayName: "Password", Documentation: "Password of aerospike.user."})
+	def(configdef.Key{Name: KeyClusterName, Type: configdef.String, Default: "", Importance: configdef.Low, Group: groupConn,
+		DisplayName: "Cluster name", Documentation: "Expected cluster name; nodes that report another name are rejected. Empty disables the check."})
+	def(configdef.Key{Name: KeyTLSEnabled, Type: configdef.Boolean, Default: false, Importance: configdef.Medium, Group: groupConn,
+		DisplayName: "TLS", Dependents: []string{KeyTLSName, KeyTLSCAFile, KeyTLSCertFile, KeyTLSKeyFile},
+		Documentation: "Connect with TLS. The seed hosts must then be the nodes' TLS service ports."})
+	def(configdef.Key{Name: KeyTLSName, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupConn,
+		DisplayName: "TLS name", Documentation: "Name the nodes' certificates are verified against (Aerospike's tls-name); empty uses the host name."})
+	def(configdef.Key{Name: KeyTLSCAFile, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupConn,
+		DisplayName: "TLS CA file", Documentation: "PEM file of the CA certificates that sign the nodes' certificates; empty uses the system roots."})
+	def(configdef.Key{Name: KeyTLSCertFile, Type: configdef.String, Default: "", Importance: configdef.Low, Group: groupConn,
+		DisplayName: "TLS client certificate", Documentation: "PEM client certificate for mutual TLS; needs aerospike.tls.key.file."})
+	def(configdef.Key{Name: KeyTLSKeyFile, Type: configdef.String, Default: "", Importance: configdef.Low, Group: groupConn,
+		DisplayName: "TLS client key", Documentation: "PEM private key of aerospike.tls.cert.file."})
+	def(configdef.Key{Name: KeyConnectTimeout, Type: configdef.Int, Default: int32(5000), Importance: configdef.Low, Group: groupConn,
+		DisplayName: "Connect timeout (ms)", Validator: configdef.Between[int32](1, 600000),
+		Documentation: "How long connecting to the cluster (at task start and for validation) may take, in milliseconds."})
+	def(configdef.Key{Name: KeySocketTimeout, Type: configdef.Int, Default: int32(5000), Importance: configdef.Low, Group: groupConn,
+		DisplayName: "Socket timeout (ms)", Validator: configdef.Between[int32](0, 600000),
+		Documentation: "Socket idle timeout of one attempt of a command, in milliseconds; 0 means only the total timeout applies."})
+	def(configdef.Key{Name: KeyTotalTimeout, Type: configdef.Int, Default: int32(10000), Importance: configdef.Low, Group: groupConn,
+		DisplayName: "Total timeout (ms)", Validator: configdef.Between[int32](1, 600000),
+		Documentation: "Upper bound of one batch command including the client's own retries, in milliseconds."})
+	def(configdef.Key{Name: KeyClientRetries, Type: configdef.Int, Default: int32(2), Importance: configdef.Low, Group: groupConn,
+		DisplayName: "Client retries", Validator: configdef.Between[int32](0, 100),
+		Documentation: "Retries the Aerospike client makes inside one command on network errors and timeouts. They are safe: every write is conditional on the generation it read."})
+
+	def(configdef.Key{Name: KeyNamespace, Type: configdef.String, Required: true, Importance: configdef.High, Group: groupTarget,
+		DisplayName: "Namespace", Validator: nameValidator{what: "namespace", max: maxNamespace},
+		Documentation: "Aerospike namespace records are written to. It must exist on the cluster."})
+	def(configdef.Key{Name: KeySet, Type: configdef.String, Default: TopicPlaceholder, Importance: configdef.High, Group: groupTarget,
+		DisplayName: "Set", Validator: setValidator{},
+		Documentation: "Set records are written to: a fixed name, " + TopicPlaceholder + " for the record's topic (after transforms), or empty for the namespace's null set. At most 63 bytes after substitution."})
+	def(configdef.Key{Name: KeyKeySource, Type: configdef.String, Default: KeySourceRecordKey, Importance: configdef.High, Group: groupTarget,
+		DisplayName: "Key source", Validator: configdef.OneOf(KeySourceRecordKey, KeySourceValueField, KeySourceHeader),
+		Dependents:    []string{KeyKeyField, KeyKeyHeader},
+		Documentation: "Where the Aerospike user key comes from: record_key (the Kafka record key), value_field (the value field named by key.field) or header (the header named by key.header). The mapping must be deterministic: a redelivered record must map to the same key."})
+	def(configdef.Key{Name: KeyKeyField, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupTarget,
+		DisplayName: "Key field", Documentation: "Value field holding the key when key.source=value_field; dots address nested fields (a.b)."})
+	def(configdef.Key{Name: KeyKeyHeader, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupTarget,
+		DisplayName: "Key header", Documentation: "Header holding the key when key.source=header; its bytes are the key."})
+	def(configdef.Key{Name: KeyKeyType, Type: configdef.String, Default: KeyTypeAuto, Importance: configdef.Medium, Group: groupTarget,
+		DisplayName: "Key type", Validator: configdef.OneOf(KeyTypeAuto, KeyTypeString, KeyTypeInteger, KeyTypeBytes),
+		Documentation: "Type of the Aerospike user key, which is part of the record digest: auto (integers stay integers, text is a string, bytes a blob), string, integer or bytes."})
+	def(configdef.Key{Name: KeySendKey, Type: configdef.Boolean, Default: false, Importance: configdef.Low, Group: groupTarget,
+		DisplayName: "Store key", Documentation: "Store the user key with the record (Aerospike send-key), so scans return it."})
+
+	def(configdef.Key{Name: KeyBinsInclude, Type: configdef.List, Default: []string{}, Importance: configdef.Medium, Group: groupMap,
+		DisplayName: "Include fields", Validator: fieldListValidator{},
+		Documentation: "Top-level value fields written as bins; empty means all fields. Nested objects become map bins."})
+	def(configdef.Key{Name: KeyBinsExclude, Type: configdef.List, Default: []string{}, Importance: configdef.Medium, Group: groupMap,
+		DisplayName: "Exclude fields", Validator: fieldListValidator{},
+		Documentation: "Top-level value fields not written."})
+	def(configdef.Key{Name: KeyBinsRename, Type: configdef.List, Default: []string{}, Importance: configdef.Medium, Group: groupMap,
+		DisplayName: "Rename fields", Validator: renameValidator{},
+		Documentation: "field:bin pairs, comma-separated, naming the bin a field is written to. Bin names are at most 15 bytes."})
+
+	def(configdef.Key{Name: KeyWriteMode, Type: configdef.String, Default: ModeUpdate, Importance: configdef.High, Group: groupWrite,
+		DisplayName: "Write mode", Validator: configdef.OneOf(ModeReplace, ModeUpdate, ModeIncrement),
+		Documentation: "replace: the record's bins become exactly the value's fields. update: the value's fields are written over the existing bins (null deletes a bin). increment: numeric fields are added to the bins (counters), other fields are written as in update."})
+	def(configdef.Key{Name: KeyTTL, Type: configdef.Long, Default: int64(0), Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "TTL (s)", Validator: ttlValidator{},
+		Documentation: "Record time-to-live in seconds: 0 the namespace default, -1 never expire, -2 keep the record's current TTL, or 1..315360000. An expired record loses its positions bin, so only records whose TTL outlasts any possible replay keep the effectively-once guarantee."})
+	def(configdef.Key{Name: KeyPositionsBin, Type: configdef.String, Default: "kafka_pos", Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "Positions bin", Validator: binNameValidator{},
+		Documentation: "Map bin holding, per source topic partition (\"<topic>-<partition>\"), the last Kafka offset applied to the record. It is what makes replays and zombie writes harmless; no value field may map to it."})
+	def(configdef.Key{Name: KeyEffectivelyOne, Type: configdef.Boolean, Default: true, Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "Effectively once", Dependents: []string{KeyPositionsBin},
+		Documentation: "Apply every Kafka record at most once per Aerospike record (positions bin plus generation-checked writes). false writes blindly: faster, but a replay applies records again, so increment mode requires true."})
+	def(configdef.Key{Name: KeyRetryAttempts, Type: configdef.Int, Default: int32(10), Importance: configdef.Low, Group: groupWrite,
+		DisplayName: "Retry attempts", Validator: configdef.Between[int32](1, 1000),
+		Documentation: "Attempts per record key inside one put for retriable failures (timeouts, KEY_BUSY, unavailable partitions, connection errors) and generation conflicts; afterwards the put fails as retriable and the framework redelivers the batch."})
+	def(configdef.Key{Name: KeyRetryBackoff, Type: configdef.Int, Default: int32(20), Importance: configdef.Low, Group: groupWrite,
+		DisplayName: "Retry backoff (ms)", Validator: configdef.Between[int32](0, 60000),
+		Documentation: "First backoff between attempts, in milliseconds; it doubles (with jitter) up to retry.backoff.max.ms."})
+	def(configdef.Key{Name: KeyRetryBackoffMx, Type: configdef.Int, Default: int32(1000), Importance: configdef.Low, Group: groupWrite,
+		DisplayName: "Max retry backoff (ms)", Validator: configdef.Between[int32](0, 600000),
+		Documentation: "Largest backoff between attempts, in milliseconds."})
+	def(configdef.Key{Name: KeyBatchMaxKeys, Type: configdef.Int, Default: int32(5000), Importance: configdef.Low, Group: groupWrite,
+		DisplayName: "Keys per batch command", Validator: configdef.Between[int32](1, 100000),
+		Documentation: "Most record keys sent in one BatchRead/BatchOperate command; larger puts are split."})
+	return d
+}
+
+// Config is the parsed connector configuration.
+type Config struct {
+	Hosts          []*as.Host
+	User           string
+	Password       string
+	ClusterName    string
+	TLS            bool
+	TLSName        string
+	TLSCAFile      string
+	TLSCertFile    string
+	TLSKeyFile     string
+	ConnectTimeout time.Duration
+	SocketTimeout  time.Duration
+	TotalTimeout   time.Duration
+	ClientRetries  int
+
+	Namespace string
+	// Set is the fixed set name, or a template containing TopicPlaceholder.
+	Set       string
+	KeySource string
+	// KeyField is the dotted path of the key field, split.
+	KeyField  []string
+	KeyHeader string
+	KeyType   string
+	SendKey   bool
+
+	Include map[string]bool // nil: all fields
+	Exclude map[string]bool
+	Rename  map[string]string
+
+	WriteMode       string
+	TTL             int64
+	PositionsBin    string
+	EffectivelyOnce bool
+
+	RetryAttempts   int
+	RetryBackoff    time.Duration
+	RetryBackoffMax time.Duration
+	BatchMaxKeys    int
+}
+
+// parseConfig parses props against the connector's ConfigDef and checks the
+// rules that span keys. It returns every problem found, one per key.
+func parseConfig(props map[string]string) (*Config, []sdk.FieldError) {
+	def := configDef()
+	vals, errs := parseDef(def, props)
+	errs = append(errs, crossCheck(vals)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return configFromVals(vals), nil
+}
+
+// configFromVals builds a Config from parsed values; every key must be
+// present with its configdef type.
+func configFromVals(vals map[string]any) *Config {
+	c := &Config{
+		User:            vals[KeyUser].(string),
+		Password:        vals[KeyPassword].(configdef.Secret).Value(),
+		ClusterName:     vals[KeyClusterName].(string),
+		TLS:             vals[KeyTLSEnabled].(bool),
+		TLSName:         vals[KeyTLSName].(string),
+		TLSCAFile:       vals[KeyTLSCAFile].(string),
+		TLSCertFile:     vals[KeyTLSCertFile].(string),
+		TLSKeyFile:      vals[KeyTLSKeyFile].(string),
+		ConnectTimeout:  ms(vals[KeyConnectTimeout]),
+		SocketTimeout:   ms(vals[KeySocketTimeout]),
+		TotalTimeout:    ms(vals[KeyTotalTimeout]),
+		ClientRetries:   int(vals[KeyClientRetries].(int32)),
+		Namespace:       vals[KeyNamespace].(string),
+		Set:             vals[KeySet].(string),
+		KeySource:       vals[KeyKeySource].(string),
+		KeyHeader:       vals[KeyKeyHeader].(string),
+		KeyType:         vals[KeyKeyType].(string),
+		SendKey:         vals[KeySendKey].(bool),
+		Exclude:         toSet(vals[KeyBinsExclude].([]string)),
+		Rename:          map[string]string{},
+		WriteMode:       vals[KeyWriteMode].(string),
+		TTL:             vals[KeyTTL].(int64),
+		PositionsBin:    vals[KeyPositionsBin].(string),
+		EffectivelyOnce: vals[KeyEffectivelyOne].(bool),
+		RetryAttempts:   int(vals[KeyRetryAttempts].(int32)),
+		RetryBackoff:    ms(vals[KeyRetryBackoff]),
+		RetryBackoffMax: ms(vals[KeyRetryBackoffMx]),
+		BatchMaxKeys:    int(vals[KeyBatchMaxKeys].(int32)),
+	}
+	if f := vals[KeyKeyField].(string); f != "" {
+		c.KeyField = strings.Split(f, ".")
+	}
+	if inc := vals[KeyBinsInclude].([]string); len(inc) > 0 {
+		c.Include = toSet(inc)
+	}
+	for _, pair := range vals[KeyBinsRename].([]string) {
+		field, bin, _ := strings.Cut(pair, ":")
+		c.Rename[strings.TrimSpace(field)] = strings.TrimSpace(bin)
+	}
+	for _, h := range vals[KeyHosts].([]string) {
+		host, port, _ := splitHost(h)
+		ah := as.NewHost(host, port)
+		ah.TLSName = c.TLSName
+		c.Hosts = append(c.Hosts, ah)
+	}
+	return c
+}
+
+func ms(v any) time.Duration { return time.Duration(v.(int32)) * time.Millisecond }
+
+func toSet(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, s := range list {
+		m[s] = true
+	}
+	return m
+}
+
+// parseDef parses props with the ConfigDef (types, required keys,
+// validators) and returns the values of the keys that are valid, plus one
+// error per invalid key. Keys the definition does not know are ignored:
+// they belong to the framework.
+func parseDef(def *configdef.Def, props map[string]string) (map[string]any, []sdk.FieldError) {
+	var errs []sdk.FieldError
+	bad := map[string]bool{}
+	for _, cv := range def.Validate(props) {
+		for _, msg := range cv.Errors {
+			errs = append(errs, sdk.FieldError{Key: cv.Name, Message: msg})
+			bad[cv.Name] = true
+		}
+	}
+	vals := map[string]any{}
+	for _, k := range def.Keys() {
+		if bad[k.Name] {
+			continue
+		}
+		raw, ok := props[k.Name]
+		if !ok {
+			vals[k.Name] = k.Default
+			continue
+		}
+		v, err := configdef.ParseValue(k.Name, k.Type, raw)
+		if err != nil { // cannot happen: Validate parsed it
+			errs = append(errs, sdk.FieldError{Key: k.Name, Message: err.Error()})
+			continue
+		}
+		vals[k.Name] = v
+	}
+	return vals, errs
+}
+
+// crossCheck validates rules that involve more than one key. vals may lack
+// keys whose own parsing failed.
+func crossCheck(vals map[string]any) []sdk.FieldError {
+	var errs []sdk.FieldError
+	str := func(k string) string { s, _ := vals[k].(string); return s }
+	add := func(k, format string, a ...any) {
+		errs = append(errs, sdk.FieldError{Key: k, Message: fmt.Sprintf(format, a...)})
+	}
+	switch str(KeyKeySource) {
+	case KeySourceValueField:
+		if str(KeyKeyField) == "" {
+			add(KeyKeyField, "key.source=value_field needs key.field, the value field that holds the key")
+		}
+	case KeySourceHeader:
+		if str(KeyKeyHeader) == "" {
+			add(KeyKeyHeader, "key.source=header needs key.header, the header that holds the key")
+		}
+	}
+	if f := str(KeyKeyField); f != "" && slices.Contains(strings.Split(f, "."), "") {
+		add(KeyKeyField, "key.field %q has an empty path element", f)
+	}
+	eo, _ := vals[KeyEffectivelyOne].(bool)
+	if str(KeyWriteMode) == ModeIncrement && !eo && vals[KeyEffectivelyOne] != nil {
+		add(KeyWriteMode, "write.mode=increment needs effectively.once=true: blind increments are applied again on every replay")
+	}
+	posBin := str(KeyPositionsBin)
+	renames, _ := vals[KeyBinsRename].([]string)
+	targets := map[string]string{}
+	for _, pair := range renames {
+		field, bin, _ := strings.Cut(pair, ":")
+		field, bin = strings.TrimSpace(field), strings.TrimSpace(bin)
+		if eo && bin == posBin {
+			add(KeyBinsRename, "field %q is renamed to bin %q, which is positions.bin", field, bin)
+		}
+		if prev, dup := targets[bin]; dup {
+			add(KeyBinsRename, "fields %q and %q are both renamed to bin %q", prev, field, bin)
+		}
+		targets[bin] = field
+	}
+	renamed := map[string]bool{}
+	for _, pair := range renames {
+		field, _, _ := strings.Cut(pair, ":")
+		renamed[strings.TrimSpace(field)] = true
+	}
+	inc, _ := vals[KeyBinsInclude].([]string)
+	for _, f := range inc {
+		if renamed[f] {
+			continue
+		}
+		if len(f) > maxBinName {
+			add(KeyBinsInclude, "field %q would be bin %q of %d bytes; Aerospike bin names are at most %d bytes: add a bins.rename entry for it", f, f, len(f), maxBinName)
+		}
+		if eo && f == posBin {
+			add(KeyBinsInclude, "field %q would be written to bin %q, which is positions.bin: rename it or change positions.bin", f, f)
+		}
+	}
+	if tls, _ := vals[KeyTLSEnabled].(bool); tls {
+		cert, key := str(KeyTLSCertFile), str(KeyTLSKeyFile)
+		if (cert == "") != (key == "") {
+			add(KeyTLSKeyFile, "aerospike.tls.cert.file and aerospike.tls.key.file must be set together")
+		}
+		for _, k := range []string{KeyTLSCAFile, KeyTLSCertFile, KeyTLSKeyFile} {
+			if p := str(k); p != "" {
+				if _, err := os.Stat(p); err != nil {
+					add(k, "cannot read %s: %v", p, err)
+				}
+			}
+		}
+	}
+	if mx, ok := vals[KeyRetryBackoffMx].(int32); ok {
+		if b, ok := vals[KeyRetryBackoff].(int32); ok && b > mx {
+			add(KeyRetryBackoffMx, "retry.backoff.max.ms (%d) is below retry.backoff.ms (%d)", mx, b)
+		}
+	}
+	return errs
+}
+
+// clientPolicy builds the Aerospike client policy from the configuration.
+func (c *Config) clientPolicy() (*as.ClientPolicy, error) {
+	p := as.NewClientPolicy()
+	p.User = c.User
+	p.Password = c.Password
+	p.ClusterName = c.ClusterName
+	p.Timeout = c.ConnectTimeout
+	p.FailIfNotConnected = true
+	if c.TLS {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if c.TLSCAFile != "" {
+			pem, err := os.ReadFile(c.TLSCAFile)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", KeyTLSCAFile, err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("%s: no PEM certificate in %s", KeyTLSCAFile, c.TLSCAFile)
+			}
+			tc.RootCAs = pool
+		}
+		if c.TLSCertFile != "" {
+			cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s: %w", KeyTLSCertFile, KeyTLSKeyFile, err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		p.TlsConfig = tc
+	}
+	return p, nil
+}
+
+// ttlSeconds converts the ttl key to the wire value.
+func (c *Config) ttlSeconds() uint32 {
+	switch c.TTL {
+	case -1:
+		return as.TTLDontExpire
+	case -2:
+		return as.TTLDontUpdate
+	}
+	return uint32(c.TTL)
+}
+
+// splitHost parses host[:port]; IPv6 literals need brackets.
+func splitHost(s string) (string, int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", 0, errors.New("empty host")
+	}
+	host, portStr, err := net.SplitHostPort(s)
+	if err != nil {
+		// No port: the whole string is the host, unless it is a bare IPv6
+		// literal or otherwise malformed.
+		if strings.Contains(s, ":") && !strings.HasPrefix(s, "[") {
+			return "", 0, fmt.Errorf("%q is not host:port (IPv6 addresses need brackets: [::1]:3000)", s)
+		}
+		host, portStr = strings.Trim(s, "[]"), strconv.Itoa(defaultPort)
+	}
+	if host == "" {
+		return "", 0, fmt.Errorf("%q has no host", s)
+	}
+	if strings.ContainsAny(host, " /\t") {
+		return "", 0, fmt.Errorf("%q is not a valid host name", host)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("%q has an invalid port %q (1-65535)", s, portStr)
+	}
+	return host, port, nil
+}
+
+// Validators. Each implements configdef.Validator on the parsed value.
+
+type hostListValidator struct{}
+
+func (hostListValidator) Validate(key string, v any) error {
+	list, _ := v.([]string)
+	if len(list) == 0 {
+		return configdef.Invalid(key, "", "at least one host:port is needed")
+	}
+	for _, h := range list {
+		if _, _, err := splitHost(h); err != nil {
+			return configdef.Invalid(key, strings.Join(list, ","), err.Error())
+		}
+	}
+	return nil
+}
+func (hostListValidator) String() string { return "host[:port],..." }
+
+type ttlValidator struct{}
+
+func (ttlValidator) Validate(key string, v any) error {
+	n, _ := v.(int64)
+	if n < -2 || n > maxTTL {
+		return configdef.Invalid(key, n, fmt.Sprintf("must be -2 (keep), -1 (never expire), 0 (namespace default) or 1..%d seconds", maxTTL))
+	}
+	return nil
+}
+func (ttlValidator) String() string { return fmt.Sprintf("-2, -1, 0, [1,...,%d]", maxTTL) }
+
+type nameValidator struct {
+	what string
+	max  int
+}
+
+func (n nameValidator) Validate(key string, v any) error {
+	s, _ := v.(string)
+	switch {
+	case s == "":
+		return configdef.Invalid(key, s, "the "+n.what+" must not be empty")
+	case len(s) > n.max:
+		return configdef.Invalid(key, s, fmt.Sprintf("the %s is %d bytes; Aerospike allows at most %d", n.what, len(s), n.max))
+	case strings.ContainsAny(s, ":;\x00"):
+		return configdef.Invalid(key, s, "the "+n.what+" contains ':', ';' or NUL")
+	}
+	return nil
+}
+func (n nameValidator) String() string { return fmt.Sprintf("1 to %d bytes", n.max) }
+
+type setValidator struct{}
+
+func (setValidator) Validate(key string, v any) error {
+	s, _ := v.(string)
+	switch {
+	case strings.Contains(s, "${") && !strings.Contains(s, TopicPlaceholder):
+		return configdef.Invalid(key, s, "the only placeholder is "+TopicPlaceholder)
+	case len(strings.ReplaceAll(s, TopicPlaceholder, "")) > maxSetName:
+		return configdef.Invalid(key, s, fmt.Sprintf("set names are at most %d bytes (longer than %d)", maxSetName, maxSetName))
+	case strings.ContainsAny(s, ":;\x00"):
+		return configdef.Invalid(key, s, "set names must not contain ':', ';' or NUL")
+	}
+	return nil
+}
+func (setValidator) String() string { return "a set name, " + TopicPlaceholder + " or empty" }
+
+type binNameValidator struct{}
+
+func (binNameValidator) Validate(key string, v any) error {
+	s, _ := v.(string)
+	if reason := binNameProblem(s); reason != "" {
+		return configdef.Invalid(key, s, reason)
+	}
+	return nil
+}
+func (binNameValidator) String() string { return fmt.Sprintf("1 to %d bytes", maxBinName) }
+
+// binNameProblem says what is wrong with a bin name, or "".
+func binNameProblem(s string) string {
+	if s == "" {
+		return "bin names must not be empty"
+	}
+	if len(s) > maxBinName {
+		return fmt.Sprintf("bin name %q is %d bytes; Aerospike bin names are at most %d bytes", s, len(s), maxBinName)
+	}
+	return ""
+}
+
+type fieldListValidator struct{}
+
+func (fieldListValidator) Validate(key string, v any) error {
+	list, _ := v.([]string)
+	if slices.Contains(list, "") {
+		return configdef.Invalid(key, strings.Join(list, ","), "a field name is empty")
+	}
+	return nil
+}
+func (fieldListValidator) String() string { return "field,..." }
+
+type renameValidator struct{}
+
+func (renameValidator) Validate(key string, v any) error {
+	list, _ := v.([]string)
+	for _, pair := range list {
+		field, bin, ok := strings.Cut(pair, ":")
+		field, bin = strings.TrimSpace(field), strings.TrimSpace(bin)
+		if !ok || field == "" {
+			return configdef.Invalid(key, strings.Join(list, ","), fmt.Sprintf("%q is not field:bin", pair))
+		}
+		if reason := binNameProblem(bin); reason != "" {
+			return configdef.Invalid(key, strings.Join(list, ","), fmt.Sprintf("%s (in %q)", reason, pair))
+		}
+	}
+	return nil
+}
+func (renameValidator) String() string { return "field:bin,..." }
