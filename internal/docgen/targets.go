@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/connectd/connectd/connectors/aerospike"
 	"github.com/connectd/connectd/connectors/datagen"
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/connconfig"
@@ -23,6 +24,7 @@ var shipped = []struct {
 	Doc  string
 }{
 	{"connectors/datagen/cmd/connectd-datagen", datagen.New().Spec, "docs/connectors/datagen.md"},
+	{"connectors/aerospike/cmd/connectd-aerospike-sink", (&aerospike.Connector{}).Spec, "docs/connectors/aerospike-sink.md"},
 }
 
 // target is one generated file: its regions, and the text it starts from
