@@ -88,7 +88,15 @@ is_ours() { # is_ours NAME: the recorded process is alive and is ours
   [[ -f $f ]] || return 1
   pid=$(head -n1 "$f")
   [[ -r /proc/$pid/cmdline ]] || return 1
-  [[ $(tr '\0' ' ' <"/proc/$pid/cmdline") == "$(sed -n 2p "$f")"* ]]
+  local cmdline want
+  cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline")
+  want=$(sed -n 2p "$f")
+  # Right after the start it may still be setsid, about to exec.
+  [[ $cmdline == "$want"* || $cmdline == "setsid $want"* ]]
+}
+
+alive() { # alive NAME: the process this run started is still running
+  [[ -f $qs/pids/$1 ]] && kill -0 "$(head -n1 "$qs/pids/$1")" 2>/dev/null
 }
 
 record_pid() { # record_pid NAME PID CMDLINE...
@@ -207,7 +215,7 @@ if ((${#left[@]} > 0)); then
   for name in watch supervisor worker prometheus aerospike; do stop_proc "$name" 20; done
   rm -f "$qs/stopping"
 fi
-rm -rf "$qs/prometheus-data" "$qs/aerospike.env" "$qs/files"
+rm -rf "$qs/prometheus-data" "$qs/aerospike.env" "$qs/files" "$qs/worker-exits"
 rm -f "$qs"/logs/*.log
 
 kafka_mode=start
@@ -296,7 +304,7 @@ step "Aerospike test server (in-memory; a test double, not a database)"
 start_bg aerospike "$qs/logs/aerospike.log" "$connectd" dev aerospike --listen 127.0.0.1:0 --namespaces test
 for _ in $(seq 1 100); do
   grep -q '^AEROSPIKE_ADDR=' "$qs/logs/aerospike.log" 2>/dev/null && break
-  is_ours aerospike || die "the Aerospike test server exited: $(tail -n1 "$qs/logs/aerospike.log")"
+  alive aerospike || die "the Aerospike test server exited: $(tail -n1 "$qs/logs/aerospike.log")"
   sleep 0.1
 done
 AEROSPIKE_ADDR=$(sed -n 's/^AEROSPIKE_ADDR=//p' "$qs/logs/aerospike.log")
@@ -355,17 +363,21 @@ supervise() {
     pid=$(head -n1 "$qs/pids/worker")
     while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done
     [[ -e $qs/stopping ]] && break
-    echo "$(date +%T) worker (pid $pid) exited; restarting it" >>"$qs/logs/supervisor.log"
+    echo "$(date +%T) worker (pid $pid) exited; restarting it"
+    echo "$pid" >>"$qs/worker-exits"
     sleep 1
   done
 }
-supervise &
+rm -f "$qs/worker-exits"
+# Its output (bash's own "Killed" notes included) goes to a log.
+supervise >>"$qs/logs/supervisor.log" 2>&1 &
 record_pid supervisor $! "$(tr '\0' ' ' </proc/$!/cmdline)"
 
 deadline=$((SECONDS + 120))
 until curl -sf -o /dev/null "$rest_url/health" 2>/dev/null; do
-  if ! is_ours worker && [[ ! -s $qs/logs/supervisor.log ]] && ((SECONDS > 5)); then
-    die "the worker exited during start-up: $(grep -v '^\s*$' "$qs/logs/worker.log" | tail -n1)"
+  if [[ -s $qs/worker-exits ]]; then
+    # The supervisor saw the first worker exit: it could not start.
+    die "the worker exited during start-up: $(grep -v '^\s*$' "$qs/logs/worker.log.1" | tail -n1)"
   fi
   ((SECONDS < deadline)) || die "the worker did not become healthy within 120s; see ${qs#"$repo"/}/logs/worker.log"
   sleep 0.5

@@ -102,7 +102,7 @@ func (r *renderer) block(s Snapshot, v Verdict) string {
 	if p.Sink != nil {
 		lag := fmt.Sprintf("%s records behind", num(max(stageInput(s, p)-s.Applied, 0)))
 		if s.SinkOffsetLagSet {
-			lag += fmt.Sprintf("; consumer group %s %s offsets behind", p.SinkGroup(), num(s.SinkOffsetLag))
+			lag += fmt.Sprintf("; group %s lag %s offsets, transaction markers included", p.SinkGroup(), num(s.SinkOffsetLag))
 		}
 		row("applied", "%s records to Aerospike %s.%s, %d keys  (%s)", num(s.Applied), p.Namespace, p.Set, len(s.Amounts), lag)
 		if s.DuplicatesKnown {

@@ -243,7 +243,7 @@ func connectorStates(ctx context.Context, rc *client.Client, p *Pipeline) []Conn
 			var ae *client.Error
 			switch {
 			case errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound:
-				st.State = "not deployed"
+				st.State = "starting"
 			default:
 				st.State = "worker unreachable"
 			}
