@@ -315,3 +315,46 @@ func Targets(makefile string) (map[string]bool, error) {
 	}
 	return out, sc.Err()
 }
+
+var (
+	testName = regexp.MustCompile(`^(Test|Benchmark|Fuzz)[A-Z0-9_]\w*$`)
+	testFunc = regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz)\w*)\(`)
+)
+
+// TestFuncs returns the test, benchmark and fuzz functions defined in the
+// repository's _test.go files.
+func TestFuncs(root string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "dist" || d.Name() == "bin") && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range testFunc.FindAllStringSubmatch(string(raw), -1) {
+			out[m[1]] = true
+		}
+		return nil
+	})
+	return out, err
+}
+
+// CheckTestNames reports inline code naming a test function (`TestX`,
+// `BenchmarkX`, `FuzzX`) that no _test.go file defines.
+func CheckTestNames(d *Doc, tests map[string]bool) []string {
+	var problems []string
+	for _, c := range d.Code {
+		if c.Inline && testName.MatchString(c.Text) && !tests[c.Text] {
+			problems = append(problems, fmt.Sprintf("%s:%d: `%s` is no test function of the repository", d.Path, c.Line, c.Text))
+		}
+	}
+	return problems
+}

@@ -38,14 +38,23 @@ func readAll(t *testing.T) []*Doc {
 }
 
 // Every relative link of README.md and docs/ resolves, anchors included,
-// and every repository path named in inline code exists.
+// every repository path named in inline code exists, and every test
+// function named in inline code is defined.
 func TestLinksAndPathsResolve(t *testing.T) {
+	tests, err := TestFuncs(root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tests["TestLinksAndPathsResolve"] {
+		t.Fatal("TestFuncs does not find this very test")
+	}
 	var problems []string
 	links := 0
 	for _, d := range readAll(t) {
 		links += len(d.Links())
 		problems = append(problems, CheckLinks(root(t), d)...)
 		problems = append(problems, CheckPaths(root(t), d)...)
+		problems = append(problems, CheckTestNames(d, tests)...)
 	}
 	if links == 0 {
 		t.Fatal("no links found at all; the extractor is broken")
@@ -107,19 +116,24 @@ func TestCheckerFindsBrokenReferences(t *testing.T) {
 		"bin/connectd connectors status orders --url x   # a comment: make nothing",
 		"connectd-datagen spec",
 		"```",
-		"Prose may say make sure; code says `make lint`.",
+		"Prose may say make sure; code says `make lint`; `TestGone` and `TestHere` are tests.",
 	}, "\n"))
 	d, err := Read(dir, "docs/a.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems := strings.Join(append(CheckLinks(dir, d), CheckPaths(dir, d)...), "\n")
-	for _, want := range []string{`link "c.md"`, `link "b.md#nope"`, `link "/docs/b.md" is absolute`, "`scripts/gone.sh`"} {
+	write("scripts/x_test.go", "package x\n\nfunc TestHere(t *testing.T) {}\n")
+	tests, err := TestFuncs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(append(append(CheckLinks(dir, d), CheckPaths(dir, d)...), CheckTestNames(d, tests)...), "\n")
+	for _, want := range []string{`link "c.md"`, `link "b.md#nope"`, `link "/docs/b.md" is absolute`, "`scripts/gone.sh`", "`TestGone`"} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("problems lack %s:\n%s", want, problems)
 		}
 	}
-	for _, notWant := range []string{"b.md#exactly", `"#a"`, "example.com", "scripts/run.sh"} {
+	for _, notWant := range []string{"b.md#exactly", `"#a"`, "example.com", "scripts/run.sh", "TestHere"} {
 		if strings.Contains(problems, notWant) {
 			t.Errorf("problems wrongly report %s:\n%s", notWant, problems)
 		}

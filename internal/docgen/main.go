@@ -56,7 +56,7 @@ func main() {
 // changed; with write it also writes them.
 func run(root string, write bool) ([]string, error) {
 	var stale []string
-	for _, t := range targets() {
+	for _, t := range targets(root) {
 		path := filepath.Join(root, filepath.FromSlash(t.Path))
 		old, err := os.ReadFile(path)
 		if err != nil && !os.IsNotExist(err) {

@@ -127,7 +127,18 @@ func TestReplaceRegion(t *testing.T) {
 func TestRunReportsAndFixesStaleFiles(t *testing.T) {
 	root := t.TempDir()
 	src := repoRoot(t)
-	for _, tg := range targets() {
+	var files []string
+	for _, tg := range targets(src) {
+		files = append(files, tg.Path)
+	}
+	examples, _ := filepath.Glob(filepath.Join(src, "examples", "linesource", "*.go"))
+	examples = append(examples, filepath.Join(src, "examples", "linesource", "cmd", "connectd-lines", "main.go"))
+	for _, e := range examples {
+		rel, _ := filepath.Rel(src, e)
+		files = append(files, rel)
+	}
+	for _, path := range files {
+		tg := target{Path: path}
 		raw, err := os.ReadFile(filepath.Join(src, tg.Path))
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,11 @@ package main
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/connectd/connectd/connectors/aerospike"
@@ -40,7 +45,8 @@ type region struct {
 	Content func() (string, error)
 }
 
-func targets() []target {
+// targets lists the generated files; root is where the example sources are read.
+func targets(root string) []target {
 	ts := []target{
 		{
 			Path: "docs/operations.md",
@@ -61,6 +67,15 @@ func targets() []target {
 				{"converters", converters},
 				{"transforms", transforms},
 				{"predicates", predicates},
+			},
+		},
+		{
+			Path: "docs/writing-a-connector.md",
+			Regions: []region{
+				{"example-connector", exampleFile(root, "examples/linesource/connector.go")},
+				{"example-task", exampleFile(root, "examples/linesource/task.go")},
+				{"example-main", exampleFile(root, "examples/linesource/cmd/connectd-lines/main.go")},
+				{"example-suite", exampleFunc(root, "examples/linesource/linesource_test.go", "TestSuite")},
 			},
 		},
 		{
@@ -217,4 +232,44 @@ func codeList(xs []string) string {
 		out[i] = "`" + x + "`"
 	}
 	return strings.Join(out, ", ")
+}
+
+// exampleFile renders a file of the worked example as a Go code block.
+func exampleFile(root, path string) func() (string, error) {
+	return func() (string, error) {
+		raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
+		if err != nil {
+			return "", err
+		}
+		return "```go\n// " + path + "\n" + string(raw) + "```\n", nil
+	}
+}
+
+// exampleFunc renders one function (with its doc comment) of a Go file.
+func exampleFunc(root, path, name string) func() (string, error) {
+	return func() (string, error) {
+		full := filepath.Join(root, filepath.FromSlash(path))
+		src, err := os.ReadFile(full)
+		if err != nil {
+			return "", err
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, full, src, parser.ParseComments)
+		if err != nil {
+			return "", err
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Name.Name != name {
+				continue
+			}
+			start := fn.Pos()
+			if fn.Doc != nil {
+				start = fn.Doc.Pos()
+			}
+			code := string(src[fset.Position(start).Offset:fset.Position(fn.End()).Offset])
+			return "```go\n// " + path + "\n" + code + "\n```\n", nil
+		}
+		return "", fmt.Errorf("%s has no func %s", path, name)
+	}
 }
