@@ -47,7 +47,7 @@ timeout_s=300
 keep_topics=no
 
 say() { printf '%s\n' "$*"; }
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s  [%ss]\n' "$*" "$SECONDS"; }
 # die prints one line saying what is wrong and how to fix it; the EXIT trap
 # stops whatever was started.
 die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
@@ -256,7 +256,7 @@ make --no-print-directory build plugins >"$qs/logs/build.log" 2>&1 || {
   tail -n 20 "$qs/logs/build.log" >&2
   die "the build failed; the full output is in ${qs#"$repo"/}/logs/build.log"
 }
-"$connectd" version | head -n1
+"$connectd" version | sed "s/^/  /"
 
 # The pipeline's stages are the plugins this checkout has.
 files=(--source quickstart/connectors/orders-datagen.json)

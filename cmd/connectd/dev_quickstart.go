@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/internal/quickstart"
 )
@@ -101,6 +103,7 @@ func devQuickstartCommand() *command {
 			_, err = quickstart.Watch(ctx, p, quickstart.WatchOptions{
 				Bootstrap: bootstrap, RESTURL: restURL, MetricsURL: metricsURL,
 				Once: once, Timeout: timeout, Interval: interval, Out: env.stdout, Live: redraw,
+				Width: terminalWidth(env.stdout),
 			})
 			if err != nil {
 				return &exitError{code: exitFailure, msg: err.Error()}
@@ -155,6 +158,19 @@ func devQuickstartCommand() *command {
 		summary:  "the Go half of `make quickstart`: prepare, watch and clean up the demo pipeline",
 		children: []*command{prepare, watch, cleanup},
 	}
+}
+
+// terminalWidth is w's terminal width in columns, or 0.
+func terminalWidth(w any) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -15,6 +15,7 @@ type renderer struct {
 	live      bool
 	p         *Pipeline
 	lineEvery time.Duration
+	width     int
 
 	drawn    int // lines of the last live block
 	lastLine string
@@ -23,7 +24,7 @@ type renderer struct {
 
 func (r *renderer) render(s Snapshot, v Verdict, final bool) {
 	if r.live {
-		block := r.block(s, v)
+		block := cut(r.block(s, v), r.width)
 		if r.drawn > 0 {
 			// Back to the top of the previous block, and clear it.
 			fmt.Fprintf(r.out, "\x1b[%dA\x1b[J", r.drawn)
@@ -144,6 +145,21 @@ func stageInput(s Snapshot, p *Pipeline) int64 {
 		return s.Replicated
 	}
 	return s.Produced
+}
+
+// cut shortens every line of block to fewer than width runes.
+func cut(block string, width int) string {
+	if width <= 1 {
+		return block
+	}
+	lines := strings.SplitAfter(block, "\n")
+	for i, l := range lines {
+		text := strings.TrimSuffix(l, "\n")
+		if r := []rune(text); len(r) >= width {
+			lines[i] = string(r[:width-2]) + "…" + l[len(text):]
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // bar is a small progress bar.

@@ -32,6 +32,9 @@ type WatchOptions struct {
 	// LineEvery (default 5 s).
 	Live      bool
 	LineEvery time.Duration
+	// Width is the terminal's width: live lines are cut to it, so that
+	// none wraps and the redraw stays in place (0: no limit).
+	Width int
 }
 
 // ConnectorState is one connector's state as the REST API reports it.
@@ -157,7 +160,7 @@ func Watch(ctx context.Context, p *Pipeline, opts WatchOptions) (Snapshot, error
 		}
 	}()
 	hc := &http.Client{Timeout: 3 * time.Second}
-	r := &renderer{out: opts.Out, live: opts.Live, p: p, lineEvery: opts.LineEvery}
+	r := &renderer{out: opts.Out, live: opts.Live, p: p, lineEvery: opts.LineEvery, width: opts.Width}
 
 	deadline := time.Now().Add(opts.Timeout)
 	tick := time.NewTicker(opts.Interval)
