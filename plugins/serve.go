@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,14 +43,23 @@ func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(
 	maxMsg := wire.MaxMessageBytesFromEnv(getenv)
 	srv := newServer(c, spec, log, maxMsg)
 
+	// The GC floor stays allocated while the plugin serves (gcFloorBytes).
+	floor := gcFloor()
+	defer runtime.KeepAlive(floor)
 	stopWatch := watchParent(log, 250*time.Millisecond)
 	defer stopWatch()
 
+	versions := map[int]plugin.PluginSet{}
+	for _, v := range protocolVersions() {
+		gp := &wire.GRPCPlugin{Impl: srv}
+		if v == wire.ProtocolV2 {
+			gp.Serving = func() error { return srv.startData(getenv) }
+		}
+		versions[v] = plugin.PluginSet{wire.PluginName: gp}
+	}
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: wire.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolV1: {wire.PluginName: &wire.GRPCPlugin{Impl: srv}},
-		},
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: versions,
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			// grpc-go's server accepts 4 MiB by default; records up to the
 			// host's message limit must fit.

@@ -13,6 +13,7 @@ import (
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/connconfig"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/internal/datachan"
 	"github.com/connectd/connectd/plugins/internal/wire"
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
@@ -34,6 +35,7 @@ type server struct {
 	tasks     sync.WaitGroup
 	stopping  chan struct{} // closed by shutdown
 	stopOnce  sync.Once
+	data      *datachan.Conn // protocol version 2 only
 }
 
 func newServer(c sdk.Connector, spec sdk.Spec, log *slog.Logger, maxMsg int) *server {

@@ -21,8 +21,22 @@ import (
 // the plugin's memory to a few batches.
 const sinkCredits = 2
 
-// SinkTask serves one sink task for the life of the stream.
+// sinkStream is a sink task stream: a gRPC stream (protocol version 1) or
+// a data channel stream (version 2).
+type sinkStream interface {
+	Send(*pluginpb.SinkResponse) error
+	Recv() (*pluginpb.SinkRequest, error)
+	Context() context.Context
+}
+
+// SinkTask serves one sink task for the life of the gRPC stream (protocol
+// version 1).
 func (s *server) SinkTask(stream pluginpb.Plugin_SinkTaskServer) error {
+	return s.sinkTask(stream)
+}
+
+// sinkTask serves one sink task for the life of the stream.
+func (s *server) sinkTask(stream sinkStream) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -41,7 +55,7 @@ func (s *server) SinkTask(stream pluginpb.Plugin_SinkTaskServer) error {
 
 type sinkRunner struct {
 	srv    *server
-	stream pluginpb.Plugin_SinkTaskServer
+	stream sinkStream
 	start  *pluginpb.SinkStart
 	task   sdk.SinkTask
 	chain  *chain.Sink
@@ -83,6 +97,23 @@ func (r *sinkRunner) send(m *pluginpb.SinkResponse) error {
 	r.sendMu.Lock()
 	defer r.sendMu.Unlock()
 	return r.stream.Send(m)
+}
+
+// sendAll sends messages in order, together where the stream can.
+func (r *sinkRunner) sendAll(ms ...*pluginpb.SinkResponse) error {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	if s, ok := r.stream.(interface {
+		SendAll(...*pluginpb.SinkResponse) error
+	}); ok {
+		return s.SendAll(ms...)
+	}
+	for _, m := range ms {
+		if err := r.stream.Send(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *sinkRunner) fail(err error) error {
@@ -238,11 +269,10 @@ func (r *sinkRunner) handle(ctx context.Context, op sinkOp) (stop bool, err erro
 		res := r.put(ctx, op.id, op.records)
 		r.queued.Dec()
 		r.hold(-1, -op.bytes)
-		if err := r.result(res); err != nil {
-			return false, err
-		}
-		// The batch is done: the plugin can take one more.
-		return false, r.send(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Credit{Credit: &pluginpb.Credit{N: 1}}})
+		// The result, and a credit: the batch is done, the plugin can take
+		// one more.
+		return false, r.sendAll(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Result{Result: res}},
+			&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Credit{Credit: &pluginpb.Credit{N: 1}}})
 	case *pluginpb.SinkRequest_Open:
 		err := r.task.Open(ctx, wire.TopicPartitionsFromPB(x.Open.GetPartitions()))
 		return false, r.result(&pluginpb.SinkResult{Id: op.id, Error: wire.ErrorToPB(err)})

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,8 +19,22 @@ import (
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
 
-// SourceTask serves one source task for the life of the stream.
+// sourceStream is a source task stream: a gRPC stream (protocol version
+// 1) or a data channel stream (version 2).
+type sourceStream interface {
+	Send(*pluginpb.SourceResponse) error
+	Recv() (*pluginpb.SourceRequest, error)
+	Context() context.Context
+}
+
+// SourceTask serves one source task for the life of the gRPC stream
+// (protocol version 1).
 func (s *server) SourceTask(stream pluginpb.Plugin_SourceTaskServer) error {
+	return s.sourceTask(stream)
+}
+
+// sourceTask serves one source task for the life of the stream.
+func (s *server) sourceTask(stream sourceStream) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -41,7 +56,7 @@ func (s *server) SourceTask(stream pluginpb.Plugin_SourceTaskServer) error {
 
 type sourceRunner struct {
 	srv    *server
-	stream pluginpb.Plugin_SourceTaskServer
+	stream sourceStream
 	start  *pluginpb.SourceStart
 	task   sdk.SourceTask
 	chain  *chain.Source
@@ -58,9 +73,10 @@ type sourceRunner struct {
 	maxRecord int // largest record that fits a message
 	heartbeat time.Duration
 
-	// packed is the reused encoding buffer: Send marshals a chunk before
-	// it returns, so the next chunk can reuse it.
+	// packed is the reused encoding buffer: Send is done with a chunk
+	// when it returns, so the next chunk can reuse it.
 	packed []byte
+	json   []byte // reused: one record's source partition and offset
 
 	polls, polled, failures prometheus.Counter
 }
@@ -307,19 +323,23 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 		if rec == nil {
 			continue
 		}
-		part, err := json.Marshal(rec.SourcePartition)
+		// part and off are slices of the reused JSON buffer: copied where kept.
+		js, err := wire.AppendJSONObject(r.json[:0], rec.SourcePartition)
 		if err != nil {
 			return fmt.Errorf("source partition of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
 		}
-		off, err := json.Marshal(rec.SourceOffset)
+		np := len(js)
+		js, err = wire.AppendJSONObject(js, rec.SourceOffset)
 		if err != nil {
 			return fmt.Errorf("source offset of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
 		}
+		r.json = js
+		part, off := js[:np:np], js[np:]
 		if i, ok := offIndex[string(part)]; ok {
-			offsets[i].Offset = off
+			offsets[i].Offset = append(offsets[i].Offset[:0], off...)
 		} else {
 			offIndex[string(part)] = len(offsets)
-			offsets = append(offsets, &pluginpb.SourceOffset{Partition: part, Offset: off})
+			offsets = append(offsets, &pluginpb.SourceOffset{Partition: bytes.Clone(part), Offset: bytes.Clone(off)})
 		}
 		boundary := pluginpb.Boundary_BOUNDARY_NONE
 		if r.tctx.tx != nil {
@@ -335,10 +355,23 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 			r.failures.Inc()
 			f := &pluginpb.SourceFailure{
 				Stage: string(fail.Stage), Class: fail.Class, Message: fail.Err.Error(), Trace: fail.Error(),
-				SourcePartition: part, SourceOffset: off, Topic: rec.Topic,
+				SourcePartition: bytes.Clone(part), SourceOffset: bytes.Clone(off), Topic: rec.Topic,
 				Key: bestEffortBytes(rec.Key), Value: bestEffortBytes(rec.Value),
 			}
-			size += 64 + len(f.Key) + len(f.Value) + len(f.Message)
+			fsize := 64 + len(f.Key) + len(f.Value) + len(f.Message) + len(f.Trace) + len(part) + len(off) + len(f.Topic)
+			if fsize > r.maxRecord {
+				// Its bytes cannot cross the boundary (the record was
+				// probably refused for its size): report it without them.
+				fsize -= len(f.Key) + len(f.Value)
+				f.Message += fmt.Sprintf(" (key and value, %d bytes, not carried: above the plugin message limit)", len(f.Key)+len(f.Value))
+				f.Key, f.Value = nil, nil
+			}
+			if (count > 0 || len(batch.Failures) > 0) && len(buf)+size+fsize > r.budget {
+				if err := flush(false); err != nil {
+					return err
+				}
+			}
+			size += fsize
 			batch.Failures = append(batch.Failures, f)
 			continue
 		}

@@ -7,13 +7,27 @@ import (
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
 
+// onlyProtocolV1 is set only at link time, by the boundary tests
+// (-ldflags "-X github.com/connectd/connectd/plugins.onlyProtocolV1=true"),
+// to build a plugin that speaks version 1 alone, as plugins built before
+// version 2 existed do.
+var onlyProtocolV1 string
+
 // protocolVersions are the plugin protocol versions this package serves.
-var protocolVersions = []int{wire.ProtocolV1}
+func protocolVersions() []int {
+	if onlyProtocolV1 == "true" {
+		return []int{wire.ProtocolV1}
+	}
+	return []int{wire.ProtocolV1, wire.ProtocolV2}
+}
 
 func specToPB(s sdk.Spec) *pluginpb.SpecResponse {
 	out := &pluginpb.SpecResponse{
 		Class: s.Class, Version: s.Version, Type: string(s.Type), Summary: s.Summary,
 		DefinesTransactionBoundaries: s.DefinesTransactionBoundaries, ExactlyOnce: s.ExactlyOnce,
+	}
+	for _, v := range protocolVersions() {
+		out.ProtocolVersions = append(out.ProtocolVersions, int32(v))
 	}
 	for _, k := range keyInfos(s.Config) {
 		out.Config = append(out.Config, wire.KeyInfoToPB(k))
@@ -22,7 +36,7 @@ func specToPB(s sdk.Spec) *pluginpb.SpecResponse {
 }
 
 func specDoc(s sdk.Spec) wire.SpecDoc {
-	return wire.SpecDocFromPB(specToPB(s), protocolVersions)
+	return wire.SpecDocFromPB(specToPB(s), protocolVersions())
 }
 
 // keyInfos renders a connector's key definitions as the REST API shows them.

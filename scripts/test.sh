@@ -45,6 +45,8 @@ done <<'FUZZ'
 ./connectors/aerospike/aerofake/ FuzzServeConn
 ./plugins/internal/wire/ FuzzDecoder
 ./framework/rest/ FuzzHandlers
+./plugins/internal/wire/ FuzzTaskFrames
+./plugins/internal/datachan/ FuzzFrameReader
 FUZZ
 
 echo

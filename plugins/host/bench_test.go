@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,35 +16,54 @@ import (
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/plugins/host"
 	"github.com/connectd/connectd/plugins/internal/testconnectors"
+	"github.com/connectd/connectd/plugins/internal/wire"
 	"github.com/connectd/connectd/plugins/plugintest"
 )
 
 // BenchmarkBoundary measures the per-record cost of the plugin boundary for
 // 1 KiB records: the same connector work in-process and through a plugin
-// process (go-plugin, gRPC over a Unix socket, AutoMTLS), for batches of
-// 1, 10, 100 and 1000 records. One op is one record; MB/s counts values.
+// process, for batches of 1, 10, 100 and 1000 records: "plugin" speaks
+// protocol version 2 (task streams on the data channel, a socketpair),
+// "plugin-v1" is the same plugin built to speak version 1 only (task
+// streams on go-plugin's gRPC connection with AutoMTLS). One op is one
+// record; MB/s counts values.
 //
-//	go test ./plugins/host -run '^$' -bench Boundary -benchtime 2s
+//	go test ./plugins/host -run '^$' -bench Boundary -benchtime 1s
 func BenchmarkBoundary(b *testing.B) {
 	const size = 1024
 	for _, dir := range []string{"sink", "source"} {
 		for _, batch := range []int{1, 10, 100, 1000} {
-			for _, mode := range []string{"inproc", "plugin"} {
+			for _, mode := range []string{"inproc", "plugin", "plugin-v1"} {
 				b.Run(fmt.Sprintf("%s/%s/batch=%d", dir, mode, batch), func(b *testing.B) {
 					switch dir + "/" + mode {
 					case "sink/inproc":
 						benchSinkInProc(b, batch, size)
 					case "sink/plugin":
-						benchSinkPlugin(b, batch, size)
+						benchSinkPlugin(b, batch, size, 2)
+					case "sink/plugin-v1":
+						benchSinkPlugin(b, batch, size, 1)
 					case "source/inproc":
 						benchSourceInProc(b, batch, size)
 					case "source/plugin":
-						benchSourcePlugin(b, batch, size)
+						benchSourcePlugin(b, batch, size, 2)
+					case "source/plugin-v1":
+						benchSourcePlugin(b, batch, size, 1)
 					}
 				})
 			}
 		}
 	}
+}
+
+// launchBench launches the test plugin for a benchmark and checks the
+// negotiated protocol version.
+func launchBench(b *testing.B, mode string, version int) *host.Process {
+	env := plugintest.Install(b, buildFor(b, mode, version), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
+	p := env.Launch(b)
+	if p.ProtocolVersion() != version {
+		b.Fatalf("negotiated protocol version %d, want %d", p.ProtocolVersion(), version)
+	}
+	return p
 }
 
 func sinkBatch(n, size int) []chain.Raw {
@@ -95,9 +113,8 @@ func cpuOf(pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
-func benchSinkPlugin(b *testing.B, batch, size int) {
-	env := plugintest.Install(b, build(b, "sink"), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
-	p := env.Launch(b)
+func benchSinkPlugin(b *testing.B, batch, size, version int) {
+	p := launchBench(b, "sink", version)
 	task, err := p.StartSinkTask(context.Background(), host.SinkTaskStart{Connector: "bench", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig("discard")})
 	if err != nil {
 		b.Fatal(err)
@@ -167,9 +184,8 @@ func sourceProps(batch, size int) map[string]string {
 	return map[string]string{"topic": "bench", "mode": "static", "batch": fmt.Sprint(batch), "record.bytes": fmt.Sprint(size)}
 }
 
-func benchSourcePlugin(b *testing.B, batch, size int) {
-	env := plugintest.Install(b, build(b, "source"), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
-	p := env.Launch(b)
+func benchSourcePlugin(b *testing.B, batch, size, version int) {
+	p := launchBench(b, "source", version)
 	ctx := context.Background()
 	task, err := p.StartSourceTask(ctx, host.SourceTaskStart{Connector: "bench", Defaults: chain.ByteArrayDefaults(), Props: sourceProps(batch, size), Credits: 4})
 	if err != nil {
@@ -191,7 +207,8 @@ func benchSourcePlugin(b *testing.B, batch, size int) {
 }
 
 // benchSourceInProc does what the plugin does for a poll, minus the
-// boundary: Poll, JSON source partition/offset, the chain per record.
+// boundary: Poll, JSON source partition/offset (the plugin's encoder), the
+// chain per record.
 func benchSourceInProc(b *testing.B, batch, size int) {
 	ctx := context.Background()
 	ch, err := chain.NewSource(map[string]string{}, chain.ByteArrayDefaults())
@@ -203,6 +220,7 @@ func benchSourceInProc(b *testing.B, batch, size int) {
 		b.Fatal(err)
 	}
 	out := make([]chain.Raw, 0, batch)
+	var js []byte
 	report(b, size)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -215,10 +233,10 @@ func benchSourceInProc(b *testing.B, batch, size int) {
 		}
 		out = out[:0]
 		for _, r := range recs {
-			if _, err := json.Marshal(r.SourcePartition); err != nil {
+			if js, err = wire.AppendJSONObject(js[:0], r.SourcePartition); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := json.Marshal(r.SourceOffset); err != nil {
+			if js, err = wire.AppendJSONObject(js, r.SourceOffset); err != nil {
 				b.Fatal(err)
 			}
 			raw, keep, fail := ch.Apply(r)

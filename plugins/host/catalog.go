@@ -82,7 +82,7 @@ func (c *Catalog) Install(ctx context.Context, binaryPath string) (Manifest, err
 	if err != nil {
 		return Manifest{}, fmt.Errorf("install %s: not a working connectd plugin: %w", binaryPath, err)
 	}
-	spec, err := proc.Spec(ctx)
+	spec, versions, err := proc.spec(ctx)
 	_ = proc.Close(ctx)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("install %s: spec handshake: %w", binaryPath, err)
@@ -92,7 +92,7 @@ func (c *Catalog) Install(ctx context.Context, binaryPath string) (Manifest, err
 	}
 	m := Manifest{
 		Name: spec.Class, Version: spec.Version, Type: spec.Type, Binary: probe.Binary,
-		SHA256: sum, ProtocolVersions: []int{proc.ProtocolVersion()}, Summary: spec.Summary,
+		SHA256: sum, ProtocolVersions: versions, Summary: spec.Summary,
 		Config: spec.Config, Dir: c.dirs[0],
 	}
 	// Another class must not own a binary of the same file name.

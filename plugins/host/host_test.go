@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,9 +32,15 @@ func sinkConfig(out string) map[string]string {
 }
 
 func TestSinkSuite(t *testing.T) {
+	for _, v := range protocols {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSinkSuite(t, v) })
+	}
+}
+
+func testSinkSuite(t *testing.T, version int) {
 	out := filepath.Join(t.TempDir(), "sink.bin")
 	plugintest.SinkSuite{
-		Binary: build(t, "sink"),
+		Binary: buildFor(t, "sink", version),
 		Config: sinkConfig(out),
 		Invalid: []plugintest.Invalid{
 			{Name: "missing out.file", Props: map[string]string{"out.file": ""}, Key: "out.file"},
@@ -112,74 +119,82 @@ func testRecords(n int, big bool) []chain.Raw {
 }
 
 func TestPutBytesCrossIntact(t *testing.T) {
-	for _, big := range []bool{false, true} {
-		t.Run(fmt.Sprintf("16MiB=%v", big), func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "sink.bin")
-			// A 1 MiB budget makes the small batch travel in several parts too.
-			_, p := launch(t, "sink", host.LaunchOptions{BatchBytes: 1 << 20})
-			task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig(out)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			recs := testRecords(2000, big)
-			res, err := task.Put(ctxT(t), recs)
-			if err != nil || len(res.Failures) > 0 {
-				t.Fatalf("put: %v %+v", err, res)
-			}
-			if err := task.Stop(ctxT(t)); err != nil {
-				t.Fatal(err)
-			}
-			verifySinkFile(t, out, recs)
-		})
+	for _, v := range protocols {
+		for _, big := range []bool{false, true} {
+			t.Run(fmt.Sprintf("v%d/16MiB=%v", v, big), func(t *testing.T) { testPutBytesCrossIntact(t, v, big) })
+		}
 	}
 }
 
+func testPutBytesCrossIntact(t *testing.T, version int, big bool) {
+	out := filepath.Join(t.TempDir(), "sink.bin")
+	// A 1 MiB budget makes the small batch travel in several parts too.
+	_, p := launchFor(t, "sink", version, host.LaunchOptions{BatchBytes: 1 << 20})
+	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig(out)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := testRecords(2000, big)
+	res, err := task.Put(ctxT(t), recs)
+	if err != nil || len(res.Failures) > 0 {
+		t.Fatalf("put: %v %+v", err, res)
+	}
+	if err := task.Stop(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	verifySinkFile(t, out, recs)
+}
+
 func TestPollBytesCrossIntact(t *testing.T) {
-	for _, big := range []bool{false, true} {
-		t.Run(fmt.Sprintf("16MiB=%v", big), func(t *testing.T) {
-			_, p := launch(t, "source", host.LaunchOptions{BatchBytes: 256 << 10})
-			props := map[string]string{"topic": "t", "records": "300", "batch": "100", "record.bytes": "1024", "transaction.boundary": "connector"}
-			bigEvery := 0
-			if big {
-				props["big.every"], bigEvery = "150", 150
+	for _, v := range protocols {
+		for _, big := range []bool{false, true} {
+			t.Run(fmt.Sprintf("v%d/16MiB=%v", v, big), func(t *testing.T) { testPollBytesCrossIntact(t, v, big) })
+		}
+	}
+}
+
+func testPollBytesCrossIntact(t *testing.T, version int, big bool) {
+	_, p := launchFor(t, "source", version, host.LaunchOptions{BatchBytes: 256 << 10})
+	props := map[string]string{"topic": "t", "records": "300", "batch": "100", "record.bytes": "1024", "transaction.boundary": "connector"}
+	bigEvery := 0
+	if big {
+		props["big.every"], bigEvery = "150", 150
+	}
+	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: props})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 300; {
+		b, err := task.Next(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Polled != 100 || len(b.Records) != 100 || len(b.Failures) != 0 {
+			t.Fatalf("batch: polled %d, %d records, %d failures", b.Polled, len(b.Records), len(b.Failures))
+		}
+		for j, r := range b.Records {
+			key, value, hs, ts := testconnectors.SourceRecordAt(1, 1024, bigEvery, i)
+			if r.Topic != "t" || r.Partition != int32(i%3) || !sameBytes(r.Key, key) || !sameBytes(r.Value, value) ||
+				!sameHeaders(r.Headers, hs) || !r.Timestamp.Equal(ts) ||
+				string(r.SourcePartition) != `{"p":"0"}` || string(r.SourceOffset) != fmt.Sprintf(`{"i":%d}`, i) {
+				t.Fatalf("record %d differs (%d value bytes, want %d)", i, len(r.Value), len(value))
 			}
-			task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: props})
-			if err != nil {
-				t.Fatal(err)
+			// TestSource asks to commit after the middle record and at the end.
+			want := host.BoundaryNone
+			if j == 50 || j == 99 {
+				want = host.BoundaryCommitAfter
 			}
-			for i := 0; i < 300; {
-				b, err := task.Next(ctxT(t))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if b.Polled != 100 || len(b.Records) != 100 || len(b.Failures) != 0 {
-					t.Fatalf("batch: polled %d, %d records, %d failures", b.Polled, len(b.Records), len(b.Failures))
-				}
-				for j, r := range b.Records {
-					key, value, hs, ts := testconnectors.SourceRecordAt(1, 1024, bigEvery, i)
-					if r.Topic != "t" || r.Partition != int32(i%3) || !sameBytes(r.Key, key) || !sameBytes(r.Value, value) ||
-						!sameHeaders(r.Headers, hs) || !r.Timestamp.Equal(ts) ||
-						string(r.SourcePartition) != `{"p":"0"}` || string(r.SourceOffset) != fmt.Sprintf(`{"i":%d}`, i) {
-						t.Fatalf("record %d differs (%d value bytes, want %d)", i, len(r.Value), len(value))
-					}
-					// TestSource asks to commit after the middle record and at the end.
-					want := host.BoundaryNone
-					if j == 50 || j == 99 {
-						want = host.BoundaryCommitAfter
-					}
-					if r.Boundary != want {
-						t.Fatalf("record %d: boundary %v, want %v", i, r.Boundary, want)
-					}
-					i++
-				}
-				if len(b.Offsets) != 1 || string(b.Offsets[0].Offset) != fmt.Sprintf(`{"i":%d}`, i-1) {
-					t.Fatalf("batch offsets %q", b.Offsets)
-				}
+			if r.Boundary != want {
+				t.Fatalf("record %d: boundary %v, want %v", i, r.Boundary, want)
 			}
-			if err := task.Stop(ctxT(t)); err != nil {
-				t.Fatal(err)
-			}
-		})
+			i++
+		}
+		if len(b.Offsets) != 1 || string(b.Offsets[0].Offset) != fmt.Sprintf(`{"i":%d}`, i-1) {
+			t.Fatalf("batch offsets %q", b.Offsets)
+		}
+	}
+	if err := task.Stop(ctxT(t)); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -242,7 +257,13 @@ func gauge(t *testing.T, fams []*dto.MetricFamily, name string) (float64, map[st
 // push batches as fast as they can; the plugin never holds more than its
 // credits (2 batches) and the task sees one Put at a time.
 func TestSinkFlowControl(t *testing.T) {
-	_, p := launch(t, "sink", host.LaunchOptions{})
+	for _, v := range protocols {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSinkFlowControl(t, v) })
+	}
+}
+
+func testSinkFlowControl(t *testing.T, version int) {
+	_, p := launchFor(t, "sink", version, host.LaunchOptions{})
 	props := sinkConfig("discard")
 	props["sleep.ms"] = "20"
 	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "slow", Task: 3, Defaults: chain.ByteArrayDefaults(), Props: props})
@@ -295,7 +316,13 @@ func TestSinkFlowControl(t *testing.T) {
 // TestSourceFlowControl: a host that does not take batches stops the
 // plugin's polling once its credits are used.
 func TestSourceFlowControl(t *testing.T) {
-	_, p := launch(t, "source", host.LaunchOptions{})
+	for _, v := range protocols {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSourceFlowControl(t, v) })
+	}
+}
+
+func testSourceFlowControl(t *testing.T, version int) {
+	_, p := launchFor(t, "source", version, host.LaunchOptions{})
 	props := map[string]string{"topic": "t", "records": "1000000", "batch": "10", "record.bytes": "100"}
 	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: props, Credits: 3})
 	if err != nil {
@@ -341,8 +368,14 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestCrashedPluginFailsTaskWithStderrTail(t *testing.T) {
+	for _, v := range protocols {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testCrashedPluginFailsTask(t, v) })
+	}
+}
+
+func testCrashedPluginFailsTask(t *testing.T, version int) {
 	t.Run("SIGKILL", func(t *testing.T) {
-		_, p := launch(t, "source", host.LaunchOptions{})
+		_, p := launchFor(t, "source", version, host.LaunchOptions{})
 		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "records": "0"}})
 		if err != nil {
 			t.Fatal(err)
@@ -365,7 +398,7 @@ func TestCrashedPluginFailsTaskWithStderrTail(t *testing.T) {
 		}
 	})
 	t.Run("panic", func(t *testing.T) {
-		_, p := launch(t, "source", host.LaunchOptions{})
+		_, p := launchFor(t, "source", version, host.LaunchOptions{})
 		// The plugin may die before or after its start reply gets out:
 		// either way the task's error carries the panic.
 		task, nerr := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "mode": "crash-poll", "batch": "5"}})
@@ -593,7 +626,7 @@ func TestCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Name != "TestSource" || m.Type != sdk.Source || len(m.SHA256) != 64 || m.ProtocolVersions[0] != 1 || len(m.Config) != 3 {
+	if m.Name != "TestSource" || m.Type != sdk.Source || len(m.SHA256) != 64 || !slices.Equal(m.ProtocolVersions, []int{1, 2}) || len(m.Config) != 3 {
 		t.Fatalf("manifest %+v", m)
 	}
 	if _, err := cat.Install(ctxT(t), build(t, "sink")); err != nil {

@@ -65,6 +65,32 @@ func build(t testing.TB, mode string) string {
 	return builder.Build(t, testPlugin, "main.mode="+mode)
 }
 
+// protocols are the plugin protocol versions the boundary tests run over:
+// version 2 (task streams on the data channel) between current builds, and
+// version 1 (gRPC task streams), which a plugin built before version 2
+// existed negotiates.
+var protocols = []int{2, 1}
+
+// buildFor builds the test plugin in mode, speaking every protocol version
+// (version 2 is negotiated) or only version 1.
+func buildFor(t testing.TB, mode string, version int) string {
+	if version == 1 {
+		return builder.Build(t, testPlugin, "main.mode="+mode, "github.com/connectd/connectd/plugins.onlyProtocolV1=true")
+	}
+	return build(t, mode)
+}
+
+// launchFor launches the test plugin and checks the negotiated version.
+func launchFor(t *testing.T, mode string, version int, opts host.LaunchOptions) (*plugintest.Env, *host.Process) {
+	t.Helper()
+	env := plugintest.Install(t, buildFor(t, mode, version), opts)
+	p := env.Launch(t)
+	if got := p.ProtocolVersion(); got != version {
+		t.Fatalf("negotiated protocol version %d, want %d", got, version)
+	}
+	return env, p
+}
+
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +27,7 @@ import (
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/internal/datachan"
 	"github.com/connectd/connectd/plugins/internal/wire"
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
@@ -84,6 +88,9 @@ type Process struct {
 	conn   *grpc.ClientConn
 	stderr *stderrSink
 	pid    int
+	// data carries the task streams under protocol version 2; nil under
+	// version 1 (they are gRPC streams then).
+	data *datachan.Conn
 
 	done      chan struct{}
 	mu        sync.Mutex
@@ -115,12 +122,30 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		wire.EnvLogLevel + "=" + opts.LogLevel,
 	}
 	setPdeathsig(cmd)
+	// The data channel (protocol version 2): a connected socketpair whose
+	// plugin end only this child inherits, as file descriptor 3.
+	versions := map[int]plugin.PluginSet{wire.ProtocolV1: {wire.PluginName: &wire.GRPCPlugin{}}}
+	hostEnd, pluginEnd, err := socketpair()
+	switch {
+	case err == nil:
+		defer pluginEnd.Close() // the child has its copy once started
+		cmd.ExtraFiles = []*os.File{pluginEnd}
+		cmd.Env = append(cmd.Env, wire.EnvDataFD+"=3")
+		versions[wire.ProtocolV2] = plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
+	case errors.Is(err, errors.ErrUnsupported):
+		// No socketpair on this platform: version 1 only.
+	default:
+		return nil, fmt.Errorf("launch plugin %s: data channel: %w", m.Name, err)
+	}
+	closeHostEnd := func() {
+		if hostEnd != nil {
+			hostEnd.Close()
+		}
+	}
 	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log), done: make(chan struct{})}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig: wire.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolV1: {wire.PluginName: &wire.GRPCPlugin{}},
-		},
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: versions,
 		Cmd:              cmd,
 		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
 		AutoMTLS:         true,
@@ -154,10 +179,12 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	case r = <-started:
 	case <-ctx.Done():
 		p.client.Kill()
+		closeHostEnd()
 		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, ctx.Err())
 	}
 	if r.err != nil {
 		p.client.Kill()
+		closeHostEnd()
 		if errors.Is(r.err, plugin.ErrChecksumsDoNotMatch) {
 			have, _ := fileSHA256(m.Path())
 			return nil, fmt.Errorf("launch plugin %s: %w: %s has sha256 %s but its manifest says %s; the binary was changed after installation, reinstall it with 'connectd plugin install'",
@@ -168,7 +195,16 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	raw, err := r.proto.Dispense(wire.PluginName)
 	if err != nil {
 		p.client.Kill()
+		closeHostEnd()
 		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
+	}
+	if p.client.NegotiatedVersion() >= wire.ProtocolV2 {
+		if p.data, err = p.openData(hostEnd); err != nil {
+			p.client.Kill()
+			return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
+		}
+	} else {
+		closeHostEnd() // a version 1 plugin: task streams are gRPC streams
 	}
 	p.rpc = raw.(pluginpb.PluginClient)
 	if gc, ok := r.proto.(*plugin.GRPCClient); ok {
@@ -180,6 +216,33 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	go p.watch()
 	log.Debug("plugin started", "pid", p.pid, "protocol", p.client.NegotiatedVersion())
 	return p, nil
+}
+
+// openData starts the host's end of the data channel.
+func (p *Process) openData(f *os.File) (*datachan.Conn, error) {
+	nc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("data channel: %w", err)
+	}
+	if uc, ok := nc.(*net.UnixConn); ok {
+		_ = uc.SetWriteBuffer(wire.SocketBufferBytes)
+		_ = uc.SetReadBuffer(wire.SocketBufferBytes)
+	}
+	c, err := datachan.New(nc, datachan.Options{
+		Role: datachan.Host, MaxBody: p.opts.MaxMessageBytes, WriteTimeout: p.opts.CallTimeout,
+		Decode: wire.DecodeForHost,
+		OnFail: func(err error) {
+			if errors.Is(err, datachan.ErrProtocol) || errors.Is(err, datachan.ErrTimeout) {
+				p.log.Error("plugin data channel failed; its tasks fail", "error", err)
+			}
+		},
+	})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("data channel: %w", err)
+	}
+	return c, nil
 }
 
 // launchHint explains go-plugin's start-up errors in connectd's terms.
@@ -223,6 +286,9 @@ func (p *Process) watch() {
 			p.log.Error("plugin process exited unexpectedly", "pid", p.pid, "state", state)
 		}
 		p.mu.Unlock()
+		if p.data != nil {
+			_ = p.data.Close()
+		}
 		close(p.done)
 		return
 	}
@@ -280,6 +346,17 @@ func (p *Process) failure(op string, err error, timedOut bool) error {
 	if timedOut {
 		return fmt.Errorf("plugin %s: %s: %w within %s", p.m.Name, op, ErrTimeout, p.opts.CallTimeout)
 	}
+	var remote *datachan.RemoteError
+	switch {
+	case errors.As(err, &remote):
+		return fmt.Errorf("plugin %s: %s: %s", p.m.Name, op, remote.Message)
+	case errors.Is(err, datachan.ErrProtocol):
+		return fmt.Errorf("plugin %s: %s: %w: %v", p.m.Name, op, ErrProtocol, err)
+	case errors.Is(err, datachan.ErrTimeout):
+		return fmt.Errorf("plugin %s: %s: %w: %v", p.m.Name, op, ErrTimeout, err)
+	case errors.Is(err, datachan.ErrPeerClosed), errors.Is(err, datachan.ErrClosed):
+		return fmt.Errorf("plugin %s: %s: data channel lost: %v", p.m.Name, op, err)
+	}
 	st, ok := status.FromError(err)
 	if ok {
 		switch {
@@ -326,13 +403,19 @@ func (p *Process) unary(ctx context.Context, op string, call func(ctx context.Co
 
 // Spec asks the plugin for its connector's spec.
 func (p *Process) Spec(ctx context.Context) (Spec, error) {
+	s, _, err := p.spec(ctx)
+	return s, err
+}
+
+// spec also returns the protocol versions the plugin speaks.
+func (p *Process) spec(ctx context.Context) (Spec, []int, error) {
 	var r *pluginpb.SpecResponse
 	err := p.unary(ctx, "spec", func(ctx context.Context) (err error) {
 		r, err = p.rpc.Spec(ctx, &pluginpb.SpecRequest{})
 		return err
 	})
 	if err != nil {
-		return Spec{}, err
+		return Spec{}, nil, err
 	}
 	s := Spec{
 		Class: r.GetClass(), Version: r.GetVersion(), Type: sdk.Type(r.GetType()), Summary: r.GetSummary(),
@@ -342,9 +425,17 @@ func (p *Process) Spec(ctx context.Context) (Spec, error) {
 		s.Config = append(s.Config, wire.KeyInfoFromPB(k))
 	}
 	if s.Type != sdk.Source && s.Type != sdk.Sink {
-		return Spec{}, fmt.Errorf("plugin %s: spec: %w: type %q", p.m.Name, ErrProtocol, s.Type)
+		return Spec{}, nil, fmt.Errorf("plugin %s: spec: %w: type %q", p.m.Name, ErrProtocol, s.Type)
 	}
-	return s, nil
+	versions := []int{p.ProtocolVersion()} // a version 1 plugin does not list them
+	if vs := r.GetProtocolVersions(); len(vs) > 0 {
+		versions = versions[:0]
+		for _, v := range vs {
+			versions = append(versions, int(v))
+		}
+		slices.Sort(versions)
+	}
+	return s, versions, nil
 }
 
 // Validate validates a whole connector configuration in the plugin.

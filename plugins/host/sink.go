@@ -38,11 +38,18 @@ type SinkFailure struct {
 // the host buffer without limit.
 const maxCredits = 1024
 
+// sinkStream is a sink task stream: the data channel's (protocol version 2)
+// or a gRPC stream (version 1).
+type sinkStream interface {
+	Send(*pluginpb.SinkRequest) error
+	Recv() (*pluginpb.SinkResponse, error)
+}
+
 // SinkTask is a sink task running in a plugin process.
 type SinkTask struct {
 	p      *Process
 	name   string
-	stream pluginpb.Plugin_SinkTaskClient
+	stream sinkStream
 	cancel context.CancelFunc
 
 	credits chan struct{} // one token per put batch the plugin accepts
@@ -67,7 +74,13 @@ func (p *Process) StartSinkTask(ctx context.Context, s SinkTaskStart) (*SinkTask
 		return nil, fmt.Errorf("plugin %s: start sink task: %w", p.m.Name, p.gone())
 	}
 	life, cancel := context.WithCancel(context.Background())
-	stream, err := p.rpc.SinkTask(life)
+	var stream sinkStream
+	var err error
+	if p.data != nil {
+		stream, err = wire.OpenSink(life, p.data)
+	} else {
+		stream, err = p.rpc.SinkTask(life)
+	}
 	if err != nil {
 		cancel()
 		return nil, p.failure("start sink task", err, false)

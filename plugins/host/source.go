@@ -71,11 +71,18 @@ type SourceBatch struct {
 	Boundary Boundary
 }
 
+// sourceStream is a source task stream: the data channel's (protocol
+// version 2) or a gRPC stream (version 1).
+type sourceStream interface {
+	Send(*pluginpb.SourceRequest) error
+	Recv() (*pluginpb.SourceResponse, error)
+}
+
 // SourceTask is a source task running in a plugin process.
 type SourceTask struct {
 	p      *Process
 	name   string
-	stream pluginpb.Plugin_SourceTaskClient
+	stream sourceStream
 	cancel context.CancelFunc
 
 	sendMu sync.Mutex
@@ -105,7 +112,13 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 		s.Credits = 2
 	}
 	life, cancel := context.WithCancel(context.Background())
-	stream, err := p.rpc.SourceTask(life)
+	var stream sourceStream
+	var err error
+	if p.data != nil {
+		stream, err = wire.OpenSource(life, p.data)
+	} else {
+		stream, err = p.rpc.SourceTask(life)
+	}
 	if err != nil {
 		cancel()
 		return nil, p.failure("start source task", err, false)

@@ -1,11 +1,23 @@
 // Protocol between the connectd worker (host) and a connector plugin process.
 //
-// Version 1 of the connectd plugin protocol, negotiated through go-plugin's
-// VersionedPlugins (PLUGIN_PROTOCOL_VERSIONS). A later version adds a new
-// service (connectd.plugin.v2.Plugin in its own file and Go package) and
-// both sides list the versions they speak; go-plugin picks the highest
-// common one. Within version 1 only backwards-compatible changes are allowed
-// (new fields, new oneof cases that old peers may ignore).
+// The connectd plugin protocol, negotiated through go-plugin's
+// VersionedPlugins (PLUGIN_PROTOCOL_VERSIONS): both sides list the versions
+// they speak and go-plugin picks the highest common one.
+//
+// Version 1: every call and task stream is on this gRPC service (over
+// go-plugin's AutoMTLS connection).
+//
+// Version 2: the control calls stay on this service; the task streams
+// (SourceTask, SinkTask) carry the same SourceRequest/SourceResponse and
+// SinkRequest/SinkResponse messages over the data channel instead, a
+// socketpair the host creates and only the plugin process inherits (file
+// descriptor in CONNECTD_PLUGIN_DATA_FD). Its framing is documented in
+// plugins/internal/datachan; the packed records of a batch or put travel
+// beside the message rather than in its records field.
+//
+// Only backwards-compatible changes are allowed to these messages (new
+// fields, new oneof cases that old peers may ignore); anything else is a new
+// version.
 //
 // Records cross the boundary as bytes, already converted: converters and
 // transforms run inside the plugin process.
@@ -129,8 +141,11 @@ type SpecResponse struct {
 	DefinesTransactionBoundaries bool                   `protobuf:"varint,6,opt,name=defines_transaction_boundaries,json=definesTransactionBoundaries,proto3" json:"defines_transaction_boundaries,omitempty"`
 	ExactlyOnce                  bool                   `protobuf:"varint,7,opt,name=exactly_once,json=exactlyOnce,proto3" json:"exactly_once,omitempty"`
 	SdkVersion                   string                 `protobuf:"bytes,8,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"` // connectd module version the plugin was built with
-	unknownFields                protoimpl.UnknownFields
-	sizeCache                    protoimpl.SizeCache
+	// Every protocol version the plugin speaks (unset by plugins that speak
+	// version 1 only).
+	ProtocolVersions []int32 `protobuf:"varint,9,rep,packed,name=protocol_versions,json=protocolVersions,proto3" json:"protocol_versions,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *SpecResponse) Reset() {
@@ -217,6 +232,13 @@ func (x *SpecResponse) GetSdkVersion() string {
 		return x.SdkVersion
 	}
 	return ""
+}
+
+func (x *SpecResponse) GetProtocolVersions() []int32 {
+	if x != nil {
+		return x.ProtocolVersions
+	}
+	return nil
 }
 
 type KeyInfo struct {
@@ -2848,7 +2870,7 @@ var File_plugins_pluginpb_plugin_proto protoreflect.FileDescriptor
 const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\x1dplugins/pluginpb/plugin.proto\x12\x12connectd.plugin.v1\x1a\"io/prometheus/client/metrics.proto\"\r\n" +
-	"\vSpecRequest\"\xab\x02\n" +
+	"\vSpecRequest\"\xd8\x02\n" +
 	"\fSpecResponse\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
@@ -2858,7 +2880,8 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\x1edefines_transaction_boundaries\x18\x06 \x01(\bR\x1cdefinesTransactionBoundaries\x12!\n" +
 	"\fexactly_once\x18\a \x01(\bR\vexactlyOnce\x12\x1f\n" +
 	"\vsdk_version\x18\b \x01(\tR\n" +
-	"sdkVersion\"\x86\x03\n" +
+	"sdkVersion\x12+\n" +
+	"\x11protocol_versions\x18\t \x03(\x05R\x10protocolVersions\"\x86\x03\n" +
 	"\aKeyInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +

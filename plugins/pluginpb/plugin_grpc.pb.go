@@ -1,11 +1,23 @@
 // Protocol between the connectd worker (host) and a connector plugin process.
 //
-// Version 1 of the connectd plugin protocol, negotiated through go-plugin's
-// VersionedPlugins (PLUGIN_PROTOCOL_VERSIONS). A later version adds a new
-// service (connectd.plugin.v2.Plugin in its own file and Go package) and
-// both sides list the versions they speak; go-plugin picks the highest
-// common one. Within version 1 only backwards-compatible changes are allowed
-// (new fields, new oneof cases that old peers may ignore).
+// The connectd plugin protocol, negotiated through go-plugin's
+// VersionedPlugins (PLUGIN_PROTOCOL_VERSIONS): both sides list the versions
+// they speak and go-plugin picks the highest common one.
+//
+// Version 1: every call and task stream is on this gRPC service (over
+// go-plugin's AutoMTLS connection).
+//
+// Version 2: the control calls stay on this service; the task streams
+// (SourceTask, SinkTask) carry the same SourceRequest/SourceResponse and
+// SinkRequest/SinkResponse messages over the data channel instead, a
+// socketpair the host creates and only the plugin process inherits (file
+// descriptor in CONNECTD_PLUGIN_DATA_FD). Its framing is documented in
+// plugins/internal/datachan; the packed records of a batch or put travel
+// beside the message rather than in its records field.
+//
+// Only backwards-compatible changes are allowed to these messages (new
+// fields, new oneof cases that old peers may ignore); anything else is a new
+// version.
 //
 // Records cross the boundary as bytes, already converted: converters and
 // transforms run inside the plugin process.

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -30,8 +31,16 @@ var Handshake = plugin.HandshakeConfig{
 // plugin set.
 const PluginName = "connector"
 
-// ProtocolV1 is the first protocol version (plugins/pluginpb).
-const ProtocolV1 = 1
+// Protocol versions. Both use the gRPC service of plugins/pluginpb for the
+// control calls (spec, validate, connectors, metrics, health).
+const (
+	// ProtocolV1 carries the task streams as gRPC streams too.
+	ProtocolV1 = 1
+	// ProtocolV2 carries the task streams on the data channel: a
+	// socketpair the host creates and only the plugin process inherits
+	// (plugins/internal/datachan), with the same messages.
+	ProtocolV2 = 2
+)
 
 // Environment variables the host sets for the plugin.
 const (
@@ -41,6 +50,9 @@ const (
 	EnvMaxMessageBytes = "CONNECTD_PLUGIN_MAX_MESSAGE_BYTES"
 	// EnvLogLevel is the plugin's log level (debug, info, warn, error).
 	EnvLogLevel = "CONNECTD_PLUGIN_LOG_LEVEL"
+	// EnvDataFD is the file descriptor number of the plugin's end of the
+	// data channel (protocol version 2).
+	EnvDataFD = "CONNECTD_PLUGIN_DATA_FD"
 )
 
 // Limits and defaults shared by both sides.
@@ -51,6 +63,11 @@ const (
 	// fields around the records.
 	MessageOverhead = 64 << 10
 )
+
+// PluginWriteTimeout bounds a write of the plugin's end of the data
+// channel: a host that reads nothing for this long is gone or hung, and the
+// plugin's tasks stop. (The host's writes are bounded by its CallTimeout.)
+const PluginWriteTimeout = 2 * time.Minute
 
 // Transport tuning shared by both sides. A batch is one large message;
 // with HTTP/2's default 64 KiB windows every batch would stall on
@@ -73,10 +90,14 @@ func MaxMessageBytesFromEnv(get func(string) string) int {
 }
 
 // GRPCPlugin adapts the generated service to go-plugin. The plugin side sets
-// Server; the host side only uses GRPCClient.
+// Impl; the host side only uses GRPCClient.
 type GRPCPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl pluginpb.PluginServer
+	// Serving, if set (plugin side), runs when go-plugin sets up the server
+	// of this protocol version, that is once the version was negotiated; an
+	// error stops the plugin before its handshake.
+	Serving func() error
 }
 
 var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
@@ -84,6 +105,11 @@ var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
 func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Impl == nil {
 		return errors.New("wire: GRPCPlugin has no server")
+	}
+	if p.Serving != nil {
+		if err := p.Serving(); err != nil {
+			return err
+		}
 	}
 	pluginpb.RegisterPluginServer(s, p.Impl)
 	return nil

@@ -4,7 +4,12 @@
 //	go build -ldflags "-X main.mode=sink" ./plugins/internal/testconnectors/cmd/testplugin
 //
 // modes: source (default), sink, stdout-garbage (prints to stdout before
-// Serve), malformed (answers with bytes that are not protobuf).
+// Serve), malformed (answers with bytes that are not protobuf), and the
+// data channel breakers of testconnectors.ServeRogueData (data-nohello,
+// data-oversized, data-badtype, data-badmsg).
+//
+// Built with -X github.com/connectd/connectd/plugins.onlyProtocolV1=true it
+// speaks protocol version 1 only, like a plugin built before version 2.
 package main
 
 import (
@@ -25,6 +30,8 @@ func main() {
 		plugins.Serve(testconnectors.Source{})
 	case "malformed":
 		testconnectors.ServeMalformed()
+	case "data-nohello", "data-oversized", "data-badtype", "data-badmsg":
+		testconnectors.ServeRogueData(mode)
 	default:
 		plugins.Serve(testconnectors.Source{})
 	}

@@ -1,0 +1,474 @@
+package datachan
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+var (
+	// ErrPeerClosed: the other end closed the channel or its process died.
+	ErrPeerClosed = errors.New("data channel closed by the peer")
+	// ErrClosed: this end closed the channel or the stream.
+	ErrClosed = errors.New("data channel closed")
+	// ErrTimeout: the peer stopped reading (a write made no progress
+	// within the write timeout).
+	ErrTimeout = errors.New("data channel write timed out")
+	// ErrReset: the host abandoned the stream (plugin side).
+	ErrReset = errors.New("stream reset by the host")
+)
+
+// RemoteError is the error the plugin ended a stream with.
+type RemoteError struct{ Message string }
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Role says which end of the channel a Conn is.
+type Role int
+
+const (
+	// Host opens streams and expects the plugin's hello first.
+	Host Role = iota + 1
+	// Plugin sends hello and serves the streams the host opens.
+	Plugin
+)
+
+// Options configure a Conn.
+type Options struct {
+	Role Role
+	// MaxBody is the largest frame body (meta plus bulk) either side may
+	// send; larger incoming frames fail the channel with ErrProtocol.
+	MaxBody int
+	// WriteTimeout fails the channel with ErrTimeout when a write makes no
+	// progress for this long (0: never).
+	WriteTimeout time.Duration
+	// Decode turns a message frame of a stream of the given kind into the
+	// value Recv returns. It runs on the reading goroutine: meta is only
+	// valid during the call, bulk may be kept. An error fails that stream
+	// (not the channel) with ErrProtocol.
+	Decode func(kind byte, meta, bulk []byte) (any, error)
+	// Accept (plugin side) serves a stream the host opened, on its own
+	// goroutine. It must end the stream with Stream.End.
+	Accept func(kind byte, s *Stream)
+	// OnFail, if set, is called once when the channel fails.
+	OnFail func(error)
+}
+
+// Conn multiplexes the task streams of one plugin process over one
+// connection (a socketpair in practice).
+type Conn struct {
+	nc   net.Conn
+	opts Options
+	w    *writer
+
+	mu        sync.Mutex
+	streams   map[uint32]*Stream
+	lastID    uint32 // host: last stream opened; plugin: highest stream the host opened
+	err       error  // why the channel failed
+	failed    chan struct{}
+	failOnce  sync.Once
+	readerEnd chan struct{}
+}
+
+// New starts a channel on nc. The plugin side sends its hello at once.
+func New(nc net.Conn, opts Options) (*Conn, error) {
+	if opts.Role != Host && opts.Role != Plugin {
+		return nil, errors.New("datachan: Options.Role must be Host or Plugin")
+	}
+	if opts.MaxBody <= 0 || opts.Decode == nil || (opts.Role == Plugin && opts.Accept == nil) {
+		return nil, errors.New("datachan: Options need MaxBody, Decode and (plugin side) Accept")
+	}
+	c := &Conn{
+		nc: nc, opts: opts, w: newWriter(nc, opts.WriteTimeout),
+		streams: map[uint32]*Stream{}, failed: make(chan struct{}), readerEnd: make(chan struct{}),
+	}
+	if opts.Role == Plugin {
+		if err := c.send(TypeHello, 0, Hello, nil); err != nil {
+			return nil, err
+		}
+	}
+	go c.read()
+	return c, nil
+}
+
+// Done is closed when the channel has failed or was closed.
+func (c *Conn) Done() <-chan struct{} { return c.failed }
+
+// Err returns why the channel failed, or nil while it works.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close closes the channel; every stream ends with ErrClosed.
+func (c *Conn) Close() error {
+	c.fail(ErrClosed)
+	<-c.readerEnd
+	return nil
+}
+
+// fail ends the channel and every stream on it with err.
+func (c *Conn) fail(err error) {
+	c.failOnce.Do(func() {
+		c.mu.Lock()
+		c.err = err
+		streams := c.streams
+		c.streams = map[uint32]*Stream{}
+		c.mu.Unlock()
+		c.w.fail(err)
+		_ = c.nc.Close()
+		for _, s := range streams {
+			s.finish(err, false)
+		}
+		close(c.failed)
+		if c.opts.OnFail != nil {
+			c.opts.OnFail(err)
+		}
+	})
+}
+
+func (c *Conn) send(typ byte, stream uint32, meta, bulk []byte) error {
+	return c.sendFrames(frame{typ: typ, stream: stream, meta: meta, bulk: bulk})
+}
+
+func (c *Conn) sendFrames(frames ...frame) error {
+	for i := range frames {
+		if n := len(frames[i].meta) + len(frames[i].bulk); n > c.opts.MaxBody {
+			return fmt.Errorf("datachan: message of %d bytes exceeds the limit of %d bytes", n, c.opts.MaxBody)
+		}
+	}
+	err, fatal := c.w.send(frames...)
+	if fatal {
+		c.fail(err)
+	}
+	return err
+}
+
+// Open opens a stream of the given kind (host side). Cancelling ctx resets
+// the stream.
+func (c *Conn) Open(ctx context.Context, kind byte) (*Stream, error) {
+	if c.opts.Role != Host {
+		return nil, errors.New("datachan: only the host opens streams")
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.lastID++
+	s := newStream(c, c.lastID, kind)
+	c.streams[s.id] = s
+	c.mu.Unlock()
+	if err := c.send(TypeOpen, s.id, []byte{kind}, nil); err != nil {
+		s.finish(err, false)
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, s.Reset)
+	s.mu.Lock()
+	s.stopAfter = stop
+	s.mu.Unlock()
+	return s, nil
+}
+
+func (c *Conn) read() {
+	defer close(c.readerEnd)
+	fr := NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), c.opts.MaxBody)
+	hello := c.opts.Role == Plugin // the plugin expects none
+	for {
+		f, err := fr.Next()
+		if err != nil {
+			if !hello && errors.Is(err, ErrProtocol) {
+				err = fmt.Errorf("the channel does not start with the connectd hello: %w", err)
+			}
+			c.fail(readError(err))
+			return
+		}
+		if !hello {
+			if f.Type != TypeHello || !bytes.Equal(f.Meta, Hello) {
+				c.fail(fmt.Errorf("%w: the channel does not start with the connectd hello (frame type %d, %d meta bytes)", ErrProtocol, f.Type, len(f.Meta)))
+				return
+			}
+			hello = true
+			continue
+		}
+		if err := c.dispatch(f); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+}
+
+func readError(err error) error {
+	switch {
+	case errors.Is(err, ErrProtocol):
+		return err
+	case errors.Is(err, net.ErrClosed):
+		return ErrClosed
+	case err == io.EOF:
+		return ErrPeerClosed
+	case err == io.ErrUnexpectedEOF:
+		return fmt.Errorf("%w in the middle of a frame", ErrPeerClosed)
+	}
+	return fmt.Errorf("%w: %v", ErrPeerClosed, err)
+}
+
+// dispatch handles one frame on the reading goroutine. An error fails the
+// whole channel.
+func (c *Conn) dispatch(f Frame) error {
+	switch {
+	case f.Type == TypeHello:
+		return fmt.Errorf("%w: a second hello", ErrProtocol)
+	case f.Type == TypeOpen:
+		if c.opts.Role != Plugin {
+			return fmt.Errorf("%w: the plugin opened stream %d", ErrProtocol, f.Stream)
+		}
+		if len(f.Meta) != 1 {
+			return fmt.Errorf("%w: open frame with %d meta bytes", ErrProtocol, len(f.Meta))
+		}
+		c.mu.Lock()
+		if f.Stream <= c.lastID {
+			c.mu.Unlock()
+			return fmt.Errorf("%w: stream %d opened after stream %d", ErrProtocol, f.Stream, c.lastID)
+		}
+		c.lastID = f.Stream
+		s := newStream(c, f.Stream, f.Meta[0])
+		c.streams[s.id] = s
+		c.mu.Unlock()
+		go c.opts.Accept(s.kind, s)
+		return nil
+	case f.Type == TypeReset && c.opts.Role != Plugin:
+		return fmt.Errorf("%w: the plugin reset stream %d", ErrProtocol, f.Stream)
+	case f.Type == TypeEnd && c.opts.Role != Host:
+		return fmt.Errorf("%w: the host ended stream %d", ErrProtocol, f.Stream)
+	}
+	c.mu.Lock()
+	s := c.streams[f.Stream]
+	known := f.Stream <= c.lastID
+	c.mu.Unlock()
+	if s == nil {
+		if !known {
+			return fmt.Errorf("%w: frame type %d for stream %d, which was never opened", ErrProtocol, f.Type, f.Stream)
+		}
+		return nil // a stream this end already closed: late frames are dropped
+	}
+	switch f.Type {
+	case TypeMsg:
+		v, err := c.opts.Decode(s.kind, f.Meta, f.Bulk)
+		if err != nil {
+			s.abort(fmt.Errorf("%w: stream %d: %v", ErrProtocol, f.Stream, err))
+			return nil
+		}
+		s.push(v)
+	case TypeEnd:
+		var err error = io.EOF
+		if len(f.Meta) > 0 {
+			err = &RemoteError{Message: string(f.Meta)}
+		}
+		s.finish(err, true)
+	case TypeReset:
+		s.finish(ErrReset, true)
+	}
+	return nil
+}
+
+func (c *Conn) remove(id uint32) {
+	c.mu.Lock()
+	delete(c.streams, id)
+	c.mu.Unlock()
+}
+
+// Stream is one task stream: messages in both directions, in order.
+type Stream struct {
+	c    *Conn
+	id   uint32
+	kind byte
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	// stopAfter unregisters the host's context hook.
+	stopAfter func() bool
+
+	mu     sync.Mutex
+	q      []any
+	head   int
+	notify chan struct{} // cap 1: a message or the end arrived
+	end    error         // what Recv returns once the queue is empty
+	closed bool          // this end sent its last frame (end or reset)
+}
+
+func newStream(c *Conn, id uint32, kind byte) *Stream {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Stream{c: c, id: id, kind: kind, ctx: ctx, cancel: cancel, notify: make(chan struct{}, 1)}
+}
+
+// Kind is the stream's kind, as given to Open.
+func (s *Stream) Kind() byte { return s.kind }
+
+// Context is cancelled when the stream ends: reset by the host, ended,
+// or the channel failed.
+func (s *Stream) Context() context.Context { return s.ctx }
+
+func (s *Stream) wake() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Stream) push(v any) {
+	s.mu.Lock()
+	if s.end == nil {
+		s.q = append(s.q, v)
+	}
+	s.mu.Unlock()
+	s.wake()
+}
+
+// finish records how the stream ended: Recv returns err once the queue is
+// drained. remote says the peer ended it (nothing needs to be sent).
+func (s *Stream) finish(err error, remote bool) {
+	s.mu.Lock()
+	if s.end == nil {
+		s.end = err
+	}
+	if remote {
+		s.closed = true
+	}
+	stop := s.stopAfter
+	s.mu.Unlock()
+	s.c.remove(s.id)
+	s.cancel()
+	if stop != nil {
+		stop()
+	}
+	s.wake()
+}
+
+// abort fails the stream locally with err and tells the peer: the host
+// resets it, the plugin ends it with the error. It runs on the reading
+// goroutine, which must never wait for a write: the frame is sent from
+// another goroutine.
+func (s *Stream) abort(err error) {
+	s.mu.Lock()
+	if s.end == nil {
+		s.end = err
+	}
+	s.mu.Unlock()
+	if s.c.opts.Role == Host {
+		go s.Reset()
+	} else {
+		go s.End(err)
+	}
+}
+
+// Recv returns the next message, or once the stream has ended and every
+// message was taken: io.EOF (clean end), *RemoteError, ErrReset, or the
+// channel's error.
+func (s *Stream) Recv() (any, error) {
+	for {
+		s.mu.Lock()
+		if s.head < len(s.q) {
+			v := s.q[s.head]
+			s.q[s.head] = nil
+			s.head++
+			if s.head == len(s.q) {
+				s.q, s.head = s.q[:0], 0
+			}
+			s.mu.Unlock()
+			return v, nil
+		}
+		if s.end != nil {
+			err := s.end
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.mu.Unlock()
+		<-s.notify
+	}
+}
+
+// Send sends one message: meta (small, structured) and bulk (records). It
+// returns once both are queued, or written if they are large; the caller
+// may reuse them afterwards.
+func (s *Stream) Send(meta, bulk []byte) error {
+	if err := s.sendable(); err != nil {
+		return err
+	}
+	return s.c.send(TypeMsg, s.id, meta, bulk)
+}
+
+// SendMetas sends several messages without bulk together: one write where
+// one would do, where separate sends could cost the peer a wake-up each.
+func (s *Stream) SendMetas(metas ...[]byte) error {
+	if err := s.sendable(); err != nil {
+		return err
+	}
+	frames := make([]frame, len(metas))
+	for i, m := range metas {
+		frames[i] = frame{typ: TypeMsg, stream: s.id, meta: m}
+	}
+	return s.c.sendFrames(frames...)
+}
+
+func (s *Stream) sendable() error {
+	s.mu.Lock()
+	closed, end := s.closed, s.end
+	s.mu.Unlock()
+	if closed {
+		if end == nil || end == io.EOF {
+			end = ErrClosed
+		}
+		return end
+	}
+	if end != nil && s.c.opts.Role == Host {
+		return end // the plugin ended it or the channel failed
+	}
+	return nil
+}
+
+// Reset abandons the stream (host side): the plugin's side is cancelled,
+// anything still arriving is dropped, Recv returns ErrClosed.
+func (s *Stream) Reset() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.finish(ErrClosed, false)
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.finish(ErrClosed, false)
+	_ = s.c.send(TypeReset, s.id, nil, nil)
+}
+
+// End ends the stream (plugin side) with err, nil for a clean end.
+func (s *Stream) End(err error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.finish(ErrClosed, false)
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	var msg []byte
+	if err != nil {
+		msg = []byte(err.Error())
+		if len(msg) == 0 {
+			msg = []byte("error")
+		}
+		if len(msg) > 64<<10 {
+			msg = msg[:64<<10]
+		}
+	}
+	s.finish(ErrClosed, false)
+	_ = s.c.send(TypeEnd, s.id, msg, nil)
+}
