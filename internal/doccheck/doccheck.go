@@ -249,19 +249,19 @@ func (u Use) String() string {
 	return fmt.Sprintf("%s:%d: %s", u.Path, u.Line, strings.TrimSpace(u.Text))
 }
 
-var (
-	makeUse     = regexp.MustCompile(`(?:^|[\s;&|(]|\$\()make\s+([^;&|)#\n]*)`)
-	connectdUse = regexp.MustCompile(`(?:^|[\s;&|(/]|\$\()connectd((?:[ \t]+[^\s;&|)#]+)*)(?:[\s;&|)#]|$)`)
-)
+// segment splits shell text into simple commands.
+var segment = regexp.MustCompile(`&&|\|\||[;|&()]|\$\(|\bdo\b|\bthen\b|\bxargs\b`)
 
 // MakeUses returns every `make ...` in code, with the words after make.
-func (d *Doc) MakeUses() []Use { return d.uses(makeUse) }
+func (d *Doc) MakeUses() []Use { return d.uses("make") }
 
 // ConnectdUses returns every `connectd ...` (also bin/connectd,
-// /usr/local/bin/connectd) in code, with the words after it.
-func (d *Doc) ConnectdUses() []Use { return d.uses(connectdUse) }
+// /usr/local/bin/connectd) in code that runs connectd, with the words
+// after it: connectd must be the program of a simple command (so
+// `install bin/connectd /usr/local/bin/` is no use).
+func (d *Doc) ConnectdUses() []Use { return d.uses("connectd") }
 
-func (d *Doc) uses(re *regexp.Regexp) []Use {
+func (d *Doc) uses(program string) []Use {
 	var out []Use
 	for _, c := range d.Code {
 		text := c.Text
@@ -274,8 +274,14 @@ func (d *Doc) uses(re *regexp.Regexp) []Use {
 				continue
 			}
 		}
-		for _, m := range re.FindAllStringSubmatch(text, -1) {
-			out = append(out, Use{Path: d.Path, Line: c.Line, Args: strings.Fields(m[1]), Text: c.Text})
+		for _, seg := range segment.Split(text, -1) {
+			f := strings.Fields(seg)
+			for len(f) > 0 && (f[0] == "$" || f[0] == "sudo" || strings.Contains(f[0], "=") && !strings.HasPrefix(f[0], "-")) {
+				f = f[1:] // prompts, sudo, VAR=value prefixes
+			}
+			if len(f) > 0 && (f[0] == program || strings.HasSuffix(f[0], "/"+program)) {
+				out = append(out, Use{Path: d.Path, Line: c.Line, Args: f[1:], Text: c.Text})
+			}
 		}
 	}
 	return out
