@@ -215,7 +215,7 @@ if ((${#left[@]} > 0)); then
   for name in watch supervisor worker prometheus aerospike; do stop_proc "$name" 20; done
   rm -f "$qs/stopping"
 fi
-rm -rf "$qs/prometheus-data" "$qs/aerospike.env" "$qs/files" "$qs/worker-exits"
+rm -rf "$qs/prometheus-data" "$qs/aerospike.env" "$qs/files" "$qs/worker-exits" "$qs/stopping"
 rm -f "$qs"/logs/*.log
 
 kafka_mode=start
