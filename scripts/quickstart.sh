@@ -399,6 +399,11 @@ if [[ " ${files[*]} " != *" --sink "* ]]; then
   say "  (this checkout has no KafkaReplicationSource/AerospikeSink plugins yet: the pipeline stops at the topic)"
 fi
 
+if [[ -n $prometheus_url ]] && ! alive prometheus; then
+  say "  Prometheus exited: $(tail -n1 "$qs/logs/prometheus.log") (the quickstart goes on without it)"
+  prometheus_url=
+fi
+
 cat <<EOF
 
   REST API     $rest_url            (Kafka Connect compatible)
