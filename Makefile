@@ -89,3 +89,11 @@ chaos: ## soak: faults for DURATION (default 30m) across the whole pipeline; SEE
 .PHONY: chaos-short
 chaos-short: ## the short chaos run of `make test` (about a minute of faults, under 5 minutes)
 	$(GO) test -tags chaos -count=1 -timeout 15m -run '^TestChaos$$' -v ./test/chaos/ -args -chaos.seed=$(SEED)
+
+.PHONY: docs
+docs: ## regenerate the docs' reference sections from the code (worker keys, connector keys, REST endpoints)
+	$(GO) run ./internal/docgen
+
+.PHONY: release
+release: ## build static-where-possible linux/amd64 and linux/arm64 archives with SHA-256 checksums into dist/
+	scripts/release.sh
