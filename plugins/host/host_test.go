@@ -565,6 +565,9 @@ func TestLogsMergedWithAttributes(t *testing.T) {
 		if m["level"] != "INFO" || m["connector"] != "logs" || m["task"] != float64(4) || m["plugin"] != "TestSource" || m["next"] != float64(0) {
 			t.Fatalf("merged line %s", line)
 		}
+		if n := strings.Count(line, `"connector":`); n != 1 {
+			t.Fatalf("merged line carries connector %d times: %s", n, line)
+		}
 		return
 	}
 	t.Fatalf("no merged line in %s", buf.String())

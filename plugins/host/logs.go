@@ -15,6 +15,9 @@ import (
 // lines into the worker's slog logger with their attributes.
 type stderrSink struct {
 	log *slog.Logger
+	// have are attributes log already carries (the connector): a plugin
+	// line's own copy with the same value is dropped, not logged twice.
+	have map[string]string
 
 	mu      sync.Mutex
 	partial []byte
@@ -28,7 +31,9 @@ const (
 	tailMaxBytes = 8 << 10
 )
 
-func newStderrSink(log *slog.Logger) *stderrSink { return &stderrSink{log: log} }
+func newStderrSink(log *slog.Logger, have map[string]string) *stderrSink {
+	return &stderrSink{log: log, have: have}
+}
 
 func (s *stderrSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
@@ -99,7 +104,10 @@ func (s *stderrSink) logLine(line []byte) {
 			delete(m, "@timestamp")
 			delete(m, "@module")
 			keys := make([]string, 0, len(m))
-			for k := range m {
+			for k, v := range m {
+				if hv, ok := s.have[k]; ok && v == hv {
+					continue
+				}
 				keys = append(keys, k)
 			}
 			slices.Sort(keys)

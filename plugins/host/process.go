@@ -111,8 +111,10 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		return nil, fmt.Errorf("launch plugin %s: manifest sha256 %q is not a hex SHA-256", m.Name, m.SHA256)
 	}
 	log := opts.Logger.With("plugin", m.Name)
+	have := map[string]string{}
 	if opts.Connector != "" {
 		log = log.With("connector", opts.Connector)
+		have["connector"] = opts.Connector
 	}
 	cmd := exec.Command(m.Path())
 	// A minimal environment: the worker's credentials and settings are not
@@ -142,7 +144,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 			hostEnd.Close()
 		}
 	}
-	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log), done: make(chan struct{})}
+	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log, have), done: make(chan struct{})}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: versions,
@@ -154,7 +156,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		StartTimeout:     opts.CallTimeout,
 		Stderr:           p.stderr,
 		SyncStdout:       stdoutSink{log: log},
-		SyncStderr:       newStderrSink(log), // os.Stderr writes after the handshake
+		SyncStderr:       newStderrSink(log, have), // os.Stderr writes after the handshake
 		// go-plugin's own logger is off: it would log every plugin line a
 		// second time. stderrSink does the merging.
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
