@@ -206,6 +206,8 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 			StopTimeout:     ms(v.Long(PluginStopTimeout)),
 			MaxMessageBytes: int(v.Int(PluginMaxMessageBytes)),
 			BatchBytes:      int(v.Int(PluginBatchBytes)),
+			GOGC:            v.String(PluginGOGC),
+			GOMemLimit:      v.String(PluginGOMemLimit),
 		},
 	}
 	if p := v.Int(OffsetsPartitions); p > 0 {

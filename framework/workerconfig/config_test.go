@@ -94,6 +94,8 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"log.format", "JSON",
 		"log.level", "debug",
 		"plugin.path", "/opt/a,/opt/b",
+		"plugin.gogc", "300",
+		"plugin.gomemlimit", "512MiB",
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +127,9 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	if !slices.Equal(c.PluginPath, []string{"/opt/a", "/opt/b"}) {
 		t.Errorf("plugin.path %v", c.PluginPath)
 	}
+	if l := c.Worker.PluginLaunch; l.GOGC != "300" || l.GOMemLimit != "512MiB" {
+		t.Errorf("plugin GC settings %q %q", l.GOGC, l.GOMemLimit)
+	}
 }
 
 // Every invalid value stops parsing with an error that names the key.
@@ -152,6 +157,8 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"unknown provider class", with("config.providers", "vault", "config.providers.vault.class", "com.example.Vault"), "config.providers.vault.class"},
 		{"unresolvable placeholder", with("group.id", "${env:CONNECTD_TEST_SURELY_UNSET}"), "group.id"},
 		{"bad port", with("rest.advertised.port", "70000"), "rest.advertised.port"},
+		{"bad plugin gogc", with("plugin.gogc", "lots"), "plugin.gogc"},
+		{"bad plugin memory limit", with("plugin.gomemlimit", "1 GB"), "plugin.gomemlimit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.props)

@@ -48,6 +48,8 @@ const (
 	PluginStopTimeout      = "plugin.stop.timeout.ms"
 	PluginMaxMessageBytes  = "plugin.max.message.bytes"
 	PluginBatchBytes       = "plugin.batch.bytes"
+	PluginGOGC             = "plugin.gogc"
+	PluginGOMemLimit       = "plugin.gomemlimit"
 	LogFormat              = "log.format"
 	LogLevel               = "log.level"
 	defaultHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
@@ -157,6 +159,10 @@ func Def() *configdef.Def {
 	long(groupPlugins, PluginStopTimeout, 5000, "Graceful stop of a plugin process before it is killed (connectd).", configdef.AtLeast[int64](0))
 	integer(groupPlugins, PluginMaxMessageBytes, 64<<20, "gRPC message limit between worker and plugin (connectd).", configdef.AtLeast[int32](1<<20))
 	integer(groupPlugins, PluginBatchBytes, 4<<20, "Byte budget of one record batch on the plugin stream (connectd).", configdef.AtLeast[int32](1024))
+	str(groupPlugins, PluginGOGC, nil, configdef.Low, "GOGC of plugin processes: the Go garbage collector's target percentage, or off. Unset: Go's default 100 over the SDK's 64 MiB heap floor; setting this or plugin.gomemlimit replaces the floor (connectd).",
+		configdef.Matches(`off|[0-9]+`))
+	str(groupPlugins, PluginGOMemLimit, nil, configdef.Low, "GOMEMLIMIT of plugin processes, such as 512MiB: the Go runtime's soft memory limit (connectd).",
+		configdef.Matches(`[0-9]+(B|KiB|MiB|GiB|TiB)?`))
 
 	add(groupREST, configdef.Key{Name: Listeners, Type: configdef.List, Default: []string{"http://:8083"}, Importance: configdef.High,
 		Documentation: "REST listeners, http://host:port or https://host:port (listeners.https.ssl.* configure TLS)."})

@@ -42,6 +42,13 @@ type LaunchOptions struct {
 	CallTimeout     time.Duration // bound for unary calls and stream replies (default 30 s)
 	StopTimeout     time.Duration // graceful stop before kill (default 5 s)
 	LogLevel        string        // plugin log level: debug, info (default), warn, error
+	// GOGC and GOMemLimit, when set, become the plugin process's GOGC and
+	// GOMEMLIMIT (Go's garbage collector settings, same syntax). Either
+	// replaces the SDK's default policy: GOGC=100 over a 64 MiB heap
+	// floor, which keeps the collector from running every few batches in
+	// a plugin whose own heap is small (docs/plugins.md).
+	GOGC       string
+	GOMemLimit string
 }
 
 func (o *LaunchOptions) defaults() {
@@ -122,6 +129,12 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	cmd.Env = []string{
 		wire.EnvMaxMessageBytes + "=" + strconv.Itoa(opts.MaxMessageBytes),
 		wire.EnvLogLevel + "=" + opts.LogLevel,
+	}
+	if opts.GOGC != "" {
+		cmd.Env = append(cmd.Env, "GOGC="+opts.GOGC)
+	}
+	if opts.GOMemLimit != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+opts.GOMemLimit)
 	}
 	setPdeathsig(cmd)
 	// The data channel (protocol version 2): a connected socketpair whose
