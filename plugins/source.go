@@ -80,6 +80,9 @@ type sourceRunner struct {
 	packed []byte
 	json   []byte // reused: one record's source partition and offset
 	part   []byte // reused: the last source partition's JSON
+	// Encoders of source partitions and offsets: each remembers the last
+	// object's keys.
+	partEnc, offEnc wire.ObjectEncoder
 
 	polls, polled, failures prometheus.Counter
 }
@@ -335,7 +338,7 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 		}
 		// part and off are slices of reused buffers: copied where kept.
 		if pm := mapID(rec.SourcePartition); pm == nil || pm != lastPart {
-			js, err := wire.AppendJSONObject(r.part[:0], rec.SourcePartition)
+			js, err := r.partEnc.Append(r.part[:0], rec.SourcePartition)
 			if err != nil {
 				return fmt.Errorf("source partition of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
 			}
@@ -347,7 +350,7 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 				offsets = append(offsets, &pluginpb.SourceOffset{Partition: bytes.Clone(js)})
 			}
 		}
-		js, err := wire.AppendJSONObject(r.json[:0], rec.SourceOffset)
+		js, err := r.offEnc.Append(r.json[:0], rec.SourceOffset)
 		if err != nil {
 			return fmt.Errorf("source offset of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
 		}
