@@ -209,13 +209,20 @@ func (s *Store) scan(ctx context.Context, fn func(*kafka.Message)) error {
 	if err := c.Assign(assign); err != nil {
 		return fmt.Errorf("offsets topic %q: assign: %w", topic, err)
 	}
+	// The end of a partition is reached when the consumer's position passes
+	// the sampled high watermark. Neither the last record (transaction
+	// markers follow it) nor PartitionEOF (never emitted while new commits
+	// keep arriving, as on a busy offsets topic) can tell on their own;
+	// the position moves past markers and aborted records.
+	polls := 0
 	for len(target) > 0 {
 		if ctx.Err() != nil {
 			return fmt.Errorf("offsets topic %q: reading to the end (read_committed) did not finish within %v; "+
 				"partitions %v are behind, most likely held back by an open transaction of another producer: %w",
 				topic, s.cfg.ReadTimeout, keys(target), ctx.Err())
 		}
-		switch e := c.Poll(100).(type) {
+		ev := c.Poll(100)
+		switch e := ev.(type) {
 		case *kafka.Message:
 			if e.TopicPartition.Error != nil {
 				return fmt.Errorf("offsets topic %q: consume: %w", topic, e.TopicPartition.Error)
@@ -226,8 +233,6 @@ func (s *Store) scan(ctx context.Context, fn func(*kafka.Message)) error {
 				delete(target, p)
 			}
 		case kafka.PartitionEOF:
-			// EOF reports the fetch position, which is past aborted
-			// records and transaction markers that are never delivered.
 			if t, ok := target[e.Partition]; ok && int64(e.Offset) >= t {
 				delete(target, e.Partition)
 			}
@@ -235,6 +240,29 @@ func (s *Store) scan(ctx context.Context, fn func(*kafka.Message)) error {
 			if e.IsFatal() {
 				return fmt.Errorf("offsets topic %q: consume: %w", topic, e)
 			}
+		}
+		if polls++; ev == nil || polls%1000 == 0 {
+			if err := dropReached(c, topic, target); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dropReached removes the partitions whose position reached their target.
+func dropReached(c *kafka.Consumer, topic string, target map[int32]int64) error {
+	tps := make([]kafka.TopicPartition, 0, len(target))
+	for p := range target {
+		tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: p})
+	}
+	pos, err := c.Position(tps)
+	if err != nil {
+		return fmt.Errorf("offsets topic %q: position: %w", topic, err)
+	}
+	for _, tp := range pos {
+		if tp.Offset >= 0 && int64(tp.Offset) >= target[tp.Partition] {
+			delete(target, tp.Partition)
 		}
 	}
 	return nil

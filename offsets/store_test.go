@@ -342,3 +342,51 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadWhileOthersCommit: on a busy offsets topic other tasks commit
+// all the time, so the consumer never sees an empty fetch (no
+// PartitionEOF); Read must still finish, and see what was committed
+// before it began.
+func TestReadWhileOthersCommit(t *testing.T) {
+	topic := compactTopic(t, 1)
+	c := ctx(t)
+	mine := newTxWriter(t, topic)
+	mine.begin()
+	mine.write(`["a",{"p":1}]`, `{"pos":42}`)
+	must(t, mine.p.CommitTransaction(c))
+
+	busy := newTxWriter(t, topic)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Like a running task: records stream into an open transaction
+			// that commits every 50 ms.
+			busy.begin()
+			for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+				busy.write(`["b",{"p":1}]`, fmt.Sprintf(`{"pos":%d}`, i))
+			}
+			if err := busy.p.CommitTransaction(c); err != nil {
+				t.Errorf("busy writer: %v", err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	time.Sleep(200 * time.Millisecond) // let the busy writer get going
+	for range 3 {
+		start := time.Now()
+		got, err := newStore(t, topic, 20*time.Second).Read(c, "a")
+		must(t, err)
+		if want := `{"p":1}={"pos":42};`; render(got) != want {
+			t.Fatalf("Read = %s, want %s", render(got), want)
+		}
+		t.Logf("read in %v while another producer commits continuously", time.Since(start))
+	}
+}

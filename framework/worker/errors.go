@@ -10,6 +10,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/connconfig"
 	"github.com/connectd/connectd/framework/sdk"
 )
 
@@ -92,7 +93,7 @@ type errorHandler struct {
 // before the offsets that cover it are committed.
 func (h *errorHandler) handle(f *recordFailure) (*kafka.Message, error) {
 	h.tm.recordError(string(f.Stage))
-	if h.policy.Tolerance != "all" {
+	if h.policy.Tolerance != connconfig.ToleranceAll {
 		return nil, f.err()
 	}
 	h.tm.skip(string(f.Stage))

@@ -286,3 +286,38 @@ func TestSourceToleranceNoneFailsTask(t *testing.T) {
 		})
 	}
 }
+
+// TestSourceAbortedTransactionResumesFromCommitted: a record the broker
+// refuses (larger than the topic's max.message.bytes, smaller than the
+// producer's limit) fails its transaction asynchronously; the runner
+// aborts, restarts the plugin task from the committed offsets, and after
+// repeated aborts fails the task. What was committed before is there
+// exactly once; nothing of the aborted attempts is.
+func TestSourceAbortedTransactionResumesFromCommitted(t *testing.T) {
+	e := newEnv(t)
+	topic := kafkatest.Topic(t, kafkatest.Partitions(2), kafkatest.Config("max.message.bytes", "20000"))
+	props := sourceErrorProps(topic, 200, "huge")
+	props["poll.size"] = "10"
+	props["bad.every"] = "50"
+	props["huge.bytes"] = "50000"
+	props["transaction.boundary"] = "poll"
+	cfg := e.config(true)
+	cfg.DisableAutoRestart = true
+	w, st := e.start(cfg)
+	name := kafkatest.UniqueName(t, "c")
+	e.run(w, name, props)
+	ev := st.waitFor(t, name+"-0", worker.StateFailed, 2*time.Minute)
+	t.Logf("trace: %s", ev.trace)
+	if !strings.Contains(ev.trace, "aborted in a row") || !strings.Contains(strings.ToLower(ev.trace), "too large") {
+		t.Errorf("trace does not tell the repeated aborts and their cause: %s", ev.trace)
+	}
+	if v := metricSum(t, cfg, "connectd_task_offset_commits_total", map[string]string{"connector": name, "result": "failure"}); v < 5 {
+		t.Errorf("%v failed commits, want at least 5 attempts", v)
+	}
+	msgs := kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 500*time.Millisecond, time.Minute)
+	checkExactlyOnce(t, msgs, 1, 40) // seqs 0..39: the four transactions before the bad one
+	all := kafkatest.ReadAll(t, topic, kafkatest.ReadUncommitted, 500*time.Millisecond, time.Minute)
+	if len(all) <= len(msgs) {
+		t.Errorf("no aborted attempt left records behind (%d uncommitted vs %d committed): the retries did not happen", len(all), len(msgs))
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"sort"
 	"strings"
@@ -219,18 +218,16 @@ func (e *env) run(w *worker.Worker, name string, props map[string]string) []work
 	return ids
 }
 
-func testLogger() *slog.Logger { return slog.New(slog.NewTextHandler(os.Stderr, nil)) }
-
-// readCommitted reads a topic read_committed and waits until it holds
-// want records (or fails with what it has).
+// readCommitted waits until topic holds at least want committed records,
+// then reads it read_committed until it has been quiet for a while, so
+// that late duplicates would be counted too.
 func readCommitted(t *testing.T, topic string, want int, timeout time.Duration) []*kafka.Message {
 	t.Helper()
-	var msgs []*kafka.Message
 	kafkatest.Eventually(t, timeout, func() (bool, string) {
-		msgs = kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 200*time.Millisecond, time.Minute)
-		return len(msgs) >= want, fmt.Sprintf("%s holds %d of %d records", topic, len(msgs), want)
+		n := len(committedNow(t, topic))
+		return n >= want, fmt.Sprintf("%s holds %d of %d records", topic, n, want)
 	})
-	return msgs
+	return kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 500*time.Millisecond, time.Minute)
 }
 
 // seqRecord is what the counter quickstart and the test source write.
@@ -325,4 +322,126 @@ func metricSum(t *testing.T, cfg worker.Config, name string, match map[string]st
 		}
 	}
 	return total
+}
+
+// committedNow reads topic read_committed from the beginning up to its
+// high watermark at the start (waiting for the transactions open then to
+// end), without waiting for the topic to go quiet (kafkatest.ReadAll
+// does, which a running source never does).
+func committedNow(t *testing.T, topic string) []*kafka.Message {
+	t.Helper()
+	c, err := kafka.NewConsumer(&kafka.ConfigMap{
+		"bootstrap.servers": kafkatest.Bootstrap(t), "group.id": "worker-test-reader",
+		"enable.auto.commit": false, "isolation.level": "read_committed",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	md, err := c.GetMetadata(&topic, false, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := kafka.NewAdminClientFromConsumer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	req := map[kafka.TopicPartition]kafka.OffsetSpec{}
+	for _, p := range md.Topics[topic].Partitions {
+		req[kafka.TopicPartition{Topic: &topic, Partition: p.ID}] = kafka.LatestOffsetSpec
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := admin.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := map[int32]int64{}
+	var tps []kafka.TopicPartition
+	for tp, info := range res.ResultInfos {
+		if info.Offset > 0 {
+			target[tp.Partition] = int64(info.Offset)
+			tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: tp.Partition, Offset: kafka.OffsetBeginning})
+		}
+	}
+	if err := c.Assign(tps); err != nil {
+		t.Fatal(err)
+	}
+	var out []*kafka.Message
+	for polls := 0; len(target) > 0; polls++ {
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s did not reach its high watermarks within a minute", topic)
+		}
+		ev := c.Poll(100)
+		if m, ok := ev.(*kafka.Message); ok {
+			out = append(out, m)
+		}
+		if ev != nil && polls%1000 != 0 {
+			continue
+		}
+		var left []kafka.TopicPartition
+		for p := range target {
+			left = append(left, kafka.TopicPartition{Topic: &topic, Partition: p})
+		}
+		pos, err := c.Position(left)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range pos {
+			if tp.Offset >= 0 && int64(tp.Offset) >= target[tp.Partition] {
+				delete(target, tp.Partition)
+			}
+		}
+	}
+	return out
+}
+
+// checkPrefixOnce checks output of tasks that were stopped before they
+// finished: for every task, the records written are exactly its first k
+// seqs (some k), each once, in seq order within every partition. It
+// returns the number of records.
+func checkPrefixOnce(t *testing.T, msgs []*kafka.Message, tasks int) int {
+	t.Helper()
+	perTask := map[int64]int64{}
+	for _, m := range msgs {
+		var r seqRecord
+		if err := json.Unmarshal(m.Value, &r); err != nil {
+			t.Fatalf("record %s: value %q: %v", m.TopicPartition, m.Value, err)
+		}
+		task := r.Seq % int64(tasks)
+		perTask[task] = max(perTask[task], r.Seq/int64(tasks)+1)
+	}
+	total := int64(0)
+	for task := range int64(tasks) {
+		total += perTask[task]
+	}
+	seen := map[int64]int{}
+	for _, m := range msgs {
+		var r seqRecord
+		_ = json.Unmarshal(m.Value, &r)
+		seen[r.Seq]++
+	}
+	for task := range int64(tasks) {
+		for i := int64(0); i < perTask[task]; i++ {
+			seq := task + i*int64(tasks)
+			if seen[seq] != 1 {
+				t.Fatalf("task %d's seq %d was written %d times (prefix of %d records)", task, seq, seen[seq], perTask[task])
+			}
+		}
+	}
+	if int64(len(msgs)) != total {
+		t.Fatalf("%d records for prefixes totalling %d", len(msgs), total)
+	}
+	last := map[[2]int64]int64{}
+	for _, m := range msgs {
+		var r seqRecord
+		_ = json.Unmarshal(m.Value, &r)
+		k := [2]int64{int64(m.TopicPartition.Partition), r.Seq % int64(tasks)}
+		if prev, ok := last[k]; ok && r.Seq <= prev {
+			t.Fatalf("partition %d: seq %d after %d", k[0], r.Seq, prev)
+		}
+		last[k] = r.Seq
+	}
+	return len(msgs)
 }

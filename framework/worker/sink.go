@@ -269,7 +269,9 @@ func (s *sinkTask) loop(ctx context.Context, ctl *taskControl) error {
 			return err
 		}
 		if time.Since(s.lastCommit) >= s.r.w.cfg.OffsetFlushInterval {
-			if err := s.commit(nil); err != nil {
+			if err := s.commit(nil); errors.Is(err, errCommitRefused) {
+				s.r.t.log.Info("offset commit refused during a rebalance; committing again next time", "error", err)
+			} else if err != nil {
 				return err
 			}
 		}
@@ -577,7 +579,11 @@ func (s *sinkTask) rebalance(c *kafka.Consumer, ev kafka.Event) error {
 			}
 		}
 		if !c.AssignmentLost() {
-			if err := s.commit(revoked); err != nil {
+			if err := s.commit(revoked); errors.Is(err, errCommitRefused) {
+				// The new owner resumes from the last commit: records are
+				// delivered again, none is lost.
+				s.r.t.log.Warn("commit of revoked partitions refused; their records since the last commit will be delivered again", "error", err)
+			} else if err != nil {
 				s.fatal = err
 				return nil
 			}
@@ -661,8 +667,7 @@ func (s *sinkTask) commit(only map[sdk.TopicPartition]bool) error {
 		s.r.t.tm.commitFailed.Inc()
 		var ke kafka.Error
 		if errors.As(err, &ke) && (ke.Code() == kafka.ErrRebalanceInProgress || ke.Code() == kafka.ErrIllegalGeneration || ke.Code() == kafka.ErrUnknownMemberID) {
-			s.r.t.log.Warn("offset commit refused during a rebalance; the records will be delivered again", "error", err)
-			return nil
+			return fmt.Errorf("%w: %v", errCommitRefused, err)
 		}
 		return fmt.Errorf("commit offsets: %w", err)
 	}
@@ -673,6 +678,11 @@ func (s *sinkTask) commit(only map[sdk.TopicPartition]bool) error {
 	s.r.t.tm.commitDuration.Observe(time.Since(start).Seconds())
 	return nil
 }
+
+// errCommitRefused: the group coordinator refused a commit because a
+// rebalance is in progress. Periodic commits try again next time;
+// shutdown polls (which completes the rebalance) and retries.
+var errCommitRefused = errors.New("offset commit refused during a rebalance")
 
 // flushDLQ waits until every dead-letter record produced so far is
 // acknowledged: their offsets may be committed only then.
@@ -698,8 +708,24 @@ func (s *sinkTask) flushDLQ() error {
 // shutdown finishes the put in flight, commits, and closes the partitions
 // in the task.
 func (s *sinkTask) shutdown() error {
-	if err := s.commit(nil); err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		err := s.commit(nil)
+		if !errors.Is(err, errCommitRefused) {
+			if err != nil {
+				return err
+			}
+			break
+		}
+		if attempt >= 50 || s.hard.Err() != nil {
+			s.r.t.log.Warn("final offset commit refused during a rebalance; the records will be delivered again", "error", err)
+			break
+		}
+		// Another member joined or left: let the rebalance complete (its
+		// callbacks run inside Poll), then commit what is still ours.
+		s.c.Poll(100)
+		if s.fatal != nil {
+			return s.fatal
+		}
 	}
 	if tps := s.assignedList(); len(tps) > 0 {
 		if err := s.st.Close(s.hard, toTPs(tps)); err != nil {

@@ -266,3 +266,87 @@ func TestSinkRetriablePutRedelivers(t *testing.T) {
 		t.Errorf("retriable put errors failed the task:%s", st)
 	}
 }
+
+// TestSinkRevocationCommits: when a second task joins the group, the
+// cooperative rebalance moves partitions away from the first, which
+// flushes and commits them before giving them up. Periodic commits are
+// off (a one-minute interval), so without the commit on revocation the
+// new owner would apply the moved partitions again from the start.
+func TestSinkRevocationCommits(t *testing.T) {
+	e := newEnv(t)
+	const parts, n = 4, 20_000
+	topic := kafkatest.Topic(t, kafkatest.Partitions(parts))
+	produceInput(t, topic, parts, n, jsonValue)
+	file := filepath.Join(t.TempDir(), "applied.tsv")
+	cfg := e.config(true)
+	cfg.OffsetFlushInterval = time.Minute
+	cfg.SinkBatchRecords = 50
+	w, st := e.start(cfg)
+	props := sinkProps(topic, file, 2)
+	props["put.delay.ms"] = "50" // 1000 records a second: the rebalance happens mid-way
+	name := kafkatest.UniqueName(t, "s")
+	ctx := context.Background()
+	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
+		t.Fatal(err)
+	}
+	configs, err := w.ConnectorTaskConfigs(ctx, name, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.StartTask(ctx, worker.TaskID{Connector: name, Task: 0}, props, configs[0], worker.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	// Every partition has applied records before some of them move.
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		app := applied(t, file)
+		for p := range parts {
+			if len(app[sdk.TopicPartition{Topic: topic, Partition: int32(p)}]) < 50 {
+				return false, fmt.Sprintf("task 0 applied %d records of partition %d", len(app[sdk.TopicPartition{Topic: topic, Partition: int32(p)}]), p)
+			}
+		}
+		return true, ""
+	})
+	if err := w.StartTask(ctx, worker.TaskID{Connector: name, Task: 1}, props, configs[1], worker.TargetStarted); err != nil {
+		t.Fatal(err)
+	}
+	st.waitFor(t, name+"-1", worker.StateRunning, time.Minute)
+	// Both tasks share the partitions once the rebalance is over; wait for
+	// every record, then stop (the final commit).
+	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
+		got := 0
+		for _, offs := range applied(t, file) {
+			got += len(offs)
+		}
+		return got >= n, fmt.Sprintf("%d of %d records applied", got, n)
+	})
+	if err := w.StopTasks(ctx, []worker.TaskID{{Connector: name, Task: 0}, {Connector: name, Task: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if dups := checkAllApplied(t, file, topic, parts, n/parts); dups != 0 {
+		t.Errorf("%d records applied twice across the rebalance: the revoked partitions were not committed before they moved", dups)
+	}
+	if c := sum(committedSink(t, name)); c != n {
+		t.Errorf("committed %d records at stop, want %d: %v", c, n, committedSink(t, name))
+	}
+}
+
+func TestSinkTopicsRegex(t *testing.T) {
+	e := newEnv(t)
+	prefix := kafkatest.UniqueName(t, "rx")
+	a, b := prefix+"-a", prefix+"-b"
+	kafkatest.CreateTopic(t, a)
+	kafkatest.CreateTopic(t, b)
+	produceInput(t, a, 1, 100, jsonValue)
+	produceInput(t, b, 1, 100, jsonValue)
+	file := filepath.Join(t.TempDir(), "applied.tsv")
+	w, _ := e.start(e.config(true))
+	props := sinkProps("", file, 1)
+	delete(props, "topics")
+	props["topics.regex"] = strings.ReplaceAll(prefix, ".", `\.`) + "-.*"
+	name := kafkatest.UniqueName(t, "s")
+	e.run(w, name, props)
+	waitCommittedTo(t, name, a, 1, 100, time.Minute)
+	waitCommittedTo(t, name, b, 1, 100, time.Minute)
+	checkAllApplied(t, file, a, 1, 100)
+	checkAllApplied(t, file, b, 1, 100)
+}

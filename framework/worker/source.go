@@ -202,12 +202,10 @@ func (s *offsetSet) snapshot() []host.Offset {
 	return out
 }
 
-// fetched is one poll batch with its Kafka messages prepared, or the
-// task's failure.
+// fetched is one poll batch, or the task's failure.
 type fetched struct {
-	b    *host.SourceBatch
-	msgs []kafka.Message
-	err  error
+	b   *host.SourceBatch
+	err error
 }
 
 // session is one plugin-side incarnation of the source task: the task
@@ -257,7 +255,7 @@ func (s *session) fetch(ctx context.Context) {
 			}
 			f.err = err
 		} else {
-			f = fetched{b: b, msgs: prepareMessages(b)}
+			f = fetched{b: b}
 		}
 		select {
 		case s.batches <- f:
@@ -270,26 +268,26 @@ func (s *session) fetch(ctx context.Context) {
 	}
 }
 
-// prepareMessages builds the Kafka messages of a batch. Produce copies
-// what it needs, so the messages live only until they are produced.
-func prepareMessages(b *host.SourceBatch) []kafka.Message {
-	msgs := make([]kafka.Message, len(b.Records))
-	for i := range b.Records {
-		rec := &b.Records[i]
-		m := &msgs[i]
-		m.TopicPartition = kafka.TopicPartition{Topic: &rec.Topic, Partition: rec.Partition}
-		m.Key, m.Value = rec.Key, rec.Value
-		if !rec.Timestamp.IsZero() {
-			m.Timestamp, m.TimestampType = rec.Timestamp, kafka.TimestampCreateTime
-		}
-		if len(rec.Headers) > 0 {
-			m.Headers = make([]kafka.Header, len(rec.Headers))
-			for j, h := range rec.Headers {
-				m.Headers[j] = kafka.Header{Key: h.Key, Value: h.Value}
-			}
-		}
+// messageFor fills m (reused across records: Produce copies what it
+// needs, and a slice of messages per batch would be garbage full of
+// pointers for the collector to scan) with rec; hdrs is scratch space for
+// the headers, returned for reuse.
+func messageFor(m *kafka.Message, rec *host.SourceRecord, hdrs []kafka.Header) []kafka.Header {
+	*m = kafka.Message{
+		TopicPartition: kafka.TopicPartition{Topic: &rec.Topic, Partition: rec.Partition},
+		Key:            rec.Key, Value: rec.Value,
 	}
-	return msgs
+	if !rec.Timestamp.IsZero() {
+		m.Timestamp, m.TimestampType = rec.Timestamp, kafka.TimestampCreateTime
+	}
+	if len(rec.Headers) > 0 {
+		hdrs = hdrs[:0]
+		for _, h := range rec.Headers {
+			hdrs = append(hdrs, kafka.Header{Key: h.Key, Value: h.Value})
+		}
+		m.Headers = hdrs
+	}
+	return hdrs
 }
 
 // close stops the session: the fetcher, then the commit reports (the last

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
@@ -20,6 +21,15 @@ type ackBatch struct {
 	pending atomic.Int64
 	records int
 	offsets []host.Offset
+	written prometheus.Counter
+}
+
+// release drops one pending delivery; the last one counts the batch's
+// records as written.
+func (b *ackBatch) release() {
+	if b.pending.Add(-1) == 0 {
+		b.written.Add(float64(b.records))
+	}
 }
 
 // aloTask is one at-least-once incarnation's state.
@@ -32,6 +42,9 @@ type aloTask struct {
 	sess      *session
 	fifo      []*ackBatch
 	unflushed *offsetSet // acknowledged, not yet written
+
+	msg  kafka.Message  // reused for every record
+	hdrs []kafka.Header // reused header scratch
 
 	errMu sync.Mutex
 	err   error // first failed delivery
@@ -83,7 +96,7 @@ func (a *aloTask) onDelivery(m *kafka.Message) {
 		a.fail(fmt.Errorf("delivery to %s[%d] failed: %w", topic, m.TopicPartition.Partition, m.TopicPartition.Error))
 	}
 	if b != nil {
-		b.pending.Add(-1)
+		b.release()
 	}
 }
 
@@ -143,11 +156,12 @@ func (a *aloTask) loop(ctx context.Context, ctl *taskControl) error {
 
 func (a *aloTask) process(f fetched) error {
 	r := a.r
-	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets}
+	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten}
 	b.pending.Add(1) // held until every produce below is issued
 	r.t.tm.sourcePolled.Add(float64(f.b.Polled))
+	m := &a.msg
 	for i := range f.b.Records {
-		m := &f.msgs[i]
+		a.hdrs = messageFor(m, &f.b.Records[i], a.hdrs)
 		m.Opaque = b
 		b.pending.Add(1)
 		if err := produce(a.hard, a.p, m); err != nil {
@@ -166,7 +180,7 @@ func (a *aloTask) process(f fetched) error {
 			return err
 		}
 	}
-	b.pending.Add(-1)
+	b.release()
 	a.fifo = append(a.fifo, b)
 	return nil
 }
@@ -191,16 +205,14 @@ func (a *aloTask) tolerate(b *ackBatch, f *recordFailure) error {
 // and, once the offset records are acknowledged, reports them to the
 // plugin.
 func (a *aloTask) flushOffsets() error {
-	n, written := 0, 0
+	n := 0
 	for ; n < len(a.fifo) && a.fifo[n].pending.Load() == 0; n++ {
 		if err := a.unflushed.merge(a.fifo[n].offsets); err != nil {
 			return err
 		}
-		written += a.fifo[n].records
 	}
 	clear(a.fifo[:n])
 	a.fifo = a.fifo[n:]
-	a.r.t.tm.sourceWritten.Add(float64(written))
 	if a.unflushed.len() == 0 {
 		return nil
 	}

@@ -45,6 +45,9 @@ type eosTask struct {
 
 	asyncMu  sync.Mutex
 	asyncErr error // first delivery error of the open transaction
+
+	msg  kafka.Message  // reused for every record
+	hdrs []kafka.Header // reused header scratch
 }
 
 // runEOS runs the task exactly-once: one transactional producer
@@ -170,8 +173,18 @@ func (e *eosTask) loop(ctx context.Context, ctl *taskControl) error {
 		case <-ctx.Done():
 			return e.shutdown()
 		case target = <-ctl.targets:
-			if target == TargetPaused && r.boundary != boundaryConnector {
+			switch {
+			case target != TargetPaused:
+			case r.boundary != boundaryConnector:
 				err = e.commit()
+			case e.txn.open:
+				// The task decides where its transactions end, so a paused
+				// one must not stay open past transaction.timeout.ms (the
+				// coordinator would fence the producer): abort it and
+				// resume from the committed offsets later.
+				reportTarget()
+				restarts = 0
+				err = &errAbortable{errors.New("paused in the middle of a connector-defined transaction")}
 			}
 			if err == nil {
 				reportTarget()
@@ -233,7 +246,8 @@ func (e *eosTask) process(f fetched) error {
 		if err := e.begin(); err != nil {
 			return err
 		}
-		if err := produce(e.hard, e.p, &f.msgs[i]); err != nil {
+		e.hdrs = messageFor(&e.msg, rec, e.hdrs)
+		if err := produce(e.hard, e.p, &e.msg); err != nil {
 			if !isTooLarge(err) {
 				return e.classify(fmt.Errorf("produce to %s: %w", rec.Topic, err))
 			}

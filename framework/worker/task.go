@@ -237,16 +237,3 @@ func backoff(initial, max time.Duration, attempt int) time.Duration {
 	jitter := time.Duration(float64(d) * 0.2 * (2*rand.Float64() - 1))
 	return d + jitter
 }
-
-// pausable helps runners follow target states: it returns the latest
-// target, blocking while the target is PAUSED until it changes or ctx ends.
-func waitWhilePaused(ctx context.Context, ctl *taskControl, target TargetState) (TargetState, error) {
-	for target == TargetPaused {
-		select {
-		case <-ctx.Done():
-			return target, ctx.Err()
-		case target = <-ctl.targets:
-		}
-	}
-	return target, nil
-}

@@ -6,7 +6,9 @@
 // instead — "string" (a plain string: a transform expecting a map fails),
 // "unconvertible" (a complex number: no converter takes it) or "huge"
 // (huge.bytes of data: too large for the producer). poll.size bounds
-// records per Poll.
+// records per Poll. With transaction.boundary=connector, commit.every=N
+// commits a transaction after every seq%N == N-1 and abort.at=S aborts
+// the open transaction right after seq S.
 package main
 
 import (
@@ -33,6 +35,8 @@ func (c *connector) Spec() sdk.Spec {
 		{Name: "bad.every", Type: configdef.Int, Default: int32(0)},
 		{Name: "bad.value", Type: configdef.String, Default: "string"},
 		{Name: "huge.bytes", Type: configdef.Int, Default: int32(2 << 20)},
+		{Name: "commit.every", Type: configdef.Long, Default: int64(0)},
+		{Name: "abort.at", Type: configdef.Long, Default: int64(-1)},
 	} {
 		k.Importance = configdef.Medium
 		def.Define(k)
@@ -73,6 +77,9 @@ type task struct {
 	badValue        string
 	hugeBytes       int
 	part            map[string]any
+	tx              sdk.TransactionContext
+	commitEvery     int64
+	abortAt         int64
 }
 
 func atoi(s string, def int64) int64 {
@@ -95,6 +102,9 @@ func (t *task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[st
 	}
 	t.hugeBytes = int(atoi(props["huge.bytes"], 2<<20))
 	t.part = map[string]any{"task": idx}
+	t.tx = tctx.Transactions()
+	t.commitEvery = atoi(props["commit.every"], 0)
+	t.abortAt = atoi(props["abort.at"], -1)
 	t.next = idx
 	if off := tctx.Offset(t.part); off != nil {
 		if f, ok := off["seq"].(float64); ok {
@@ -127,11 +137,20 @@ func (t *task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 				value = "bad-" + strconv.FormatInt(seq, 10)
 			}
 		}
-		out = append(out, &sdk.SourceRecord{
+		rec := &sdk.SourceRecord{
 			SourcePartition: t.part, SourceOffset: map[string]any{"seq": seq},
 			Topic: t.topic, Partition: sdk.AnyPartition,
 			Key: "k" + strconv.FormatInt(seq, 10), Value: value,
-		})
+		}
+		out = append(out, rec)
+		if t.tx != nil {
+			switch {
+			case seq == t.abortAt:
+				t.tx.AbortAfter(rec)
+			case t.commitEvery > 0 && seq%t.commitEvery == t.commitEvery-1:
+				t.tx.CommitAfter(rec)
+			}
+		}
 	}
 	return out, nil
 }
