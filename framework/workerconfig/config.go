@@ -206,6 +206,8 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 			StopTimeout:     ms(v.Long(PluginStopTimeout)),
 			MaxMessageBytes: int(v.Int(PluginMaxMessageBytes)),
 			BatchBytes:      int(v.Int(PluginBatchBytes)),
+			// -1 (unlimited) maps to any negative value, as LaunchOptions wants.
+			LogLinesPerSecond: int(v.Int(PluginLogLines)),
 		},
 	}
 	if p := v.Int(OffsetsPartitions); p > 0 {

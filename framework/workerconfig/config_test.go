@@ -94,6 +94,7 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"log.format", "JSON",
 		"log.level", "debug",
 		"plugin.path", "/opt/a,/opt/b",
+		"plugin.log.lines.per.second", "-1",
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +126,9 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	if !slices.Equal(c.PluginPath, []string{"/opt/a", "/opt/b"}) {
 		t.Errorf("plugin.path %v", c.PluginPath)
 	}
+	if c.Worker.PluginLaunch.LogLinesPerSecond != -1 {
+		t.Errorf("plugin.log.lines.per.second %d", c.Worker.PluginLaunch.LogLinesPerSecond)
+	}
 }
 
 // Every invalid value stops parsing with an error that names the key.
@@ -152,6 +156,7 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"unknown provider class", with("config.providers", "vault", "config.providers.vault.class", "com.example.Vault"), "config.providers.vault.class"},
 		{"unresolvable placeholder", with("group.id", "${env:CONNECTD_TEST_SURELY_UNSET}"), "group.id"},
 		{"bad port", with("rest.advertised.port", "70000"), "rest.advertised.port"},
+		{"zero log rate", with("plugin.log.lines.per.second", "0"), "plugin.log.lines.per.second"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.props)

@@ -48,6 +48,7 @@ const (
 	PluginStopTimeout      = "plugin.stop.timeout.ms"
 	PluginMaxMessageBytes  = "plugin.max.message.bytes"
 	PluginBatchBytes       = "plugin.batch.bytes"
+	PluginLogLines         = "plugin.log.lines.per.second"
 	LogFormat              = "log.format"
 	LogLevel               = "log.level"
 	defaultHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
@@ -70,6 +71,15 @@ var replicationFactor = configdef.Func("-1 (broker default) or at least 1", func
 		return nil
 	}
 	return configdef.Invalid(key, v, "must be -1 (the broker's default) or at least 1")
+})
+
+// logLinesRate accepts -1 (unlimited) or at least 1.
+var logLinesRate = configdef.Func("-1 (unlimited) or at least 1", func(key string, v any) error {
+	n := v.(int32)
+	if n == -1 || n >= 1 {
+		return nil
+	}
+	return configdef.Invalid(key, v, "must be -1 (unlimited) or at least 1 line per second")
 })
 
 // partitions accepts -1 (the broker's default) or at least 1.
@@ -157,6 +167,7 @@ func Def() *configdef.Def {
 	long(groupPlugins, PluginStopTimeout, 5000, "Graceful stop of a plugin process before it is killed (connectd).", configdef.AtLeast[int64](0))
 	integer(groupPlugins, PluginMaxMessageBytes, 64<<20, "gRPC message limit between worker and plugin (connectd).", configdef.AtLeast[int32](1<<20))
 	integer(groupPlugins, PluginBatchBytes, 4<<20, "Byte budget of one record batch on the plugin stream (connectd).", configdef.AtLeast[int32](1024))
+	integer(groupPlugins, PluginLogLines, 1000, "Most log lines per second a plugin process may merge into the worker's log, in bursts of one second's worth; -1: unlimited. Excess lines are dropped, counted in connectd_plugin_log_lines_dropped_total and summarised in a warning, so a flooding plugin never stalls its tasks (connectd).", logLinesRate)
 
 	add(groupREST, configdef.Key{Name: Listeners, Type: configdef.List, Default: []string{"http://:8083"}, Importance: configdef.High,
 		Documentation: "REST listeners, http://host:port or https://host:port (listeners.https.ssl.* configure TLS)."})
