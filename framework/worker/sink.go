@@ -24,6 +24,10 @@ const (
 	resumeBatches = 2
 	pauseBytes    = 64 << 20
 	slowPut       = time.Second
+
+	// defaultStatsInterval is the sink consumer's statistics.interval.ms
+	// unless consumer.statistics.interval.ms sets another.
+	defaultStatsInterval = 5000
 )
 
 // Retry backoff of sink puts: Kafka Connect starts at 300 ms and doubles up
@@ -181,6 +185,11 @@ func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 	if _, ok := cm["auto.offset.reset"]; !ok {
 		cm["auto.offset.reset"] = "earliest"
 	}
+	if _, ok := cm["statistics.interval.ms"]; !ok {
+		// The consumer lag gauge (connectd_sink_lag_records) comes from
+		// librdkafka's statistics.
+		cm["statistics.interval.ms"] = defaultStatsInterval
+	}
 	p, _, release, err := r.w.acquireProcess(ctx, r.id.Connector, r.props["connector.class"])
 	if err != nil {
 		return err
@@ -329,6 +338,7 @@ func (s *sinkTask) poll(timeoutMs, room int) error {
 				return fmt.Errorf("consume: %w", e.TopicPartition.Error)
 			}
 			s.r.t.tm.sinkRead.Inc()
+			s.r.t.tm.sinkBytes.Add(float64(len(e.Key) + len(e.Value)))
 			s.pending = append(s.pending, rawOf(e))
 			s.pendingBytes += len(e.Key) + len(e.Value)
 		case kafka.Error:
@@ -336,6 +346,12 @@ func (s *sinkTask) poll(timeoutMs, room int) error {
 				return fmt.Errorf("consumer: %w", e)
 			}
 			s.r.t.log.Warn("consumer error", "error", e)
+		case *kafka.Stats:
+			if lag, ok := maxConsumerLag(e.String(), func(topic string, p int32) bool {
+				return s.assigned[sdk.TopicPartition{Topic: topic, Partition: p}]
+			}); ok {
+				s.r.t.tm.sinkLag.Set(float64(lag))
+			}
 		}
 		if s.fatal != nil {
 			return s.fatal
@@ -404,6 +420,7 @@ func (s *sinkTask) handleResult(res putResult) error {
 	call := res.call
 	tm := s.r.t.tm
 	tm.putDuration.Observe(res.dur.Seconds())
+	tm.sinkBatch.Observe(float64(len(call.batch)))
 	if res.err != nil {
 		if !sdk.IsRetriable(res.err) {
 			return fmt.Errorf("put: %w", res.err)

@@ -18,10 +18,12 @@ import (
 // dead-letter copies). Its offsets may be written once every delivery of
 // it, and of every batch before it, is acknowledged.
 type ackBatch struct {
-	pending atomic.Int64
-	records int
-	offsets []host.Offset
-	written prometheus.Counter
+	pending      atomic.Int64
+	records      int
+	bytes        int
+	offsets      []host.Offset
+	written      prometheus.Counter
+	writtenBytes prometheus.Counter
 }
 
 // release drops one pending delivery; the last one counts the batch's
@@ -29,6 +31,7 @@ type ackBatch struct {
 func (b *ackBatch) release() {
 	if b.pending.Add(-1) == 0 {
 		b.written.Add(float64(b.records))
+		b.writtenBytes.Add(float64(b.bytes))
 	}
 }
 
@@ -156,9 +159,9 @@ func (a *aloTask) loop(ctx context.Context, ctl *taskControl) error {
 
 func (a *aloTask) process(f fetched) error {
 	r := a.r
-	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten}
+	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten, writtenBytes: r.t.tm.sourceBytes}
 	b.pending.Add(1) // held until every produce below is issued
-	r.t.tm.sourcePolled.Add(float64(f.b.Polled))
+	r.t.tm.polled(f.b.Polled)
 	m := &a.msg
 	for i := range f.b.Records {
 		a.hdrs = messageFor(m, &f.b.Records[i], a.hdrs)
@@ -173,7 +176,9 @@ func (a *aloTask) process(f fetched) error {
 			if err := a.tolerate(b, r.tooLargeFailure(&f.b.Records[i], err)); err != nil {
 				return err
 			}
+			continue
 		}
+		b.bytes += len(m.Key) + len(m.Value)
 	}
 	for i := range f.b.Failures {
 		if err := a.tolerate(b, pluginFailure(&f.b.Failures[i])); err != nil {

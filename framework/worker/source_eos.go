@@ -25,6 +25,7 @@ func (e *errAbortable) Unwrap() error { return e.err }
 type eosTxn struct {
 	open       bool
 	records    int
+	bytes      int
 	offsets    *offsetSet
 	lastCommit time.Time
 }
@@ -240,7 +241,7 @@ func (e *eosTask) begin() error {
 func (e *eosTask) process(f fetched) error {
 	r := e.r
 	b := f.b
-	r.t.tm.sourcePolled.Add(float64(b.Polled))
+	r.t.tm.polled(b.Polled)
 	for i := range b.Records {
 		rec := &b.Records[i]
 		if err := e.begin(); err != nil {
@@ -256,6 +257,7 @@ func (e *eosTask) process(f fetched) error {
 			}
 		} else {
 			e.txn.records++
+			e.txn.bytes += len(rec.Key) + len(rec.Value)
 		}
 		switch rec.Boundary {
 		case host.BoundaryCommitAfter:
@@ -360,12 +362,13 @@ func (e *eosTask) commit() error {
 	tm.commitOK.Inc()
 	tm.txnRecords.Observe(float64(e.txn.records))
 	tm.sourceWritten.Add(float64(e.txn.records))
+	tm.sourceBytes.Add(float64(e.txn.bytes))
 	done := e.txn.offsets.snapshot()
 	if err := e.committed.merge(done); err != nil {
 		return err
 	}
 	e.sess.ack.add(done)
-	e.txn.open, e.txn.records = false, 0
+	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
 	e.txn.offsets.reset()
 	e.txn.lastCommit = time.Now()
 	return nil
@@ -381,7 +384,7 @@ func (e *eosTask) abortRequested() error {
 	if err := e.p.AbortTransaction(e.hard); err != nil {
 		return e.classify(fmt.Errorf("abort transaction: %w", err))
 	}
-	e.txn.open, e.txn.records = false, 0
+	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
 	return nil
 }
 
@@ -395,7 +398,7 @@ func (e *eosTask) abort() {
 	if err := e.p.AbortTransaction(ctx); err != nil {
 		e.r.t.log.Warn("abort transaction failed", "error", err)
 	}
-	e.txn.open, e.txn.records = false, 0
+	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
 	e.txn.offsets.reset()
 }
 

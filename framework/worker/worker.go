@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/connectd/connectd/framework/configdef"
@@ -15,6 +16,7 @@ import (
 	"github.com/connectd/connectd/plugins/host"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Errors callers branch on.
@@ -59,6 +61,12 @@ func New(ctx context.Context, cfg Config, status StatusListener) (*Worker, error
 		cfg: cfg, status: status, log: cfg.Logger, metrics: m,
 		procs: map[string]*procEntry{}, connectors: map[string]*connectorRuntime{}, tasks: map[TaskID]*taskRuntime{},
 	}
+	if err := cfg.Metrics.Register(newCollector(w)); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) { // several workers in one process (tests) share a registry
+			return nil, fmt.Errorf("worker: metrics: %w", err)
+		}
+	}
 	if cfg.OffsetsTopic != "" {
 		if err := w.verifyOffsetsTopic(ctx, cfg.OffsetsTopic, cfg.OffsetsPartitions); err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
@@ -96,6 +104,8 @@ type procEntry struct {
 	mu    sync.Mutex // serializes launches
 	proc  *host.Process
 	users int
+	// current mirrors proc for metrics, which must not wait for a launch.
+	current atomic.Pointer[host.Process]
 }
 
 // acquireProcess returns the connector's running plugin process, launching
@@ -127,16 +137,22 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 			opts.Logger = w.log
 		}
 		opts.Connector = connector
+		drops := w.metrics.pluginLogDrops.WithLabelValues(connector)
+		opts.OnLogDropped = func(n int) { drops.Add(float64(n)) }
 		p, err := host.Launch(ctx, m, opts)
 		if err != nil {
 			return nil, m, nil, err
 		}
 		if old := e.proc; old != nil {
+			if exited(old) {
+				w.metrics.pluginRestarts.WithLabelValues(connector).Inc()
+			}
 			// A crashed process, or an older binary: its users fail or
 			// finish on their own.
 			go func() { _ = old.Close(context.Background()) }()
 		}
 		e.proc, e.users = p, e.users+1
+		e.current.Store(p)
 	}
 	p := e.proc
 	var once sync.Once
@@ -147,6 +163,7 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 			e.users--
 			if e.users <= 0 && e.proc == p {
 				e.proc = nil
+				e.current.Store(nil)
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				_ = p.Close(ctx)
@@ -445,6 +462,7 @@ func (w *Worker) Close(ctx context.Context) error {
 		if e.proc != nil {
 			_ = e.proc.Close(ctx)
 		}
+		e.current.Store(nil)
 		e.mu.Unlock()
 	}
 	return nil
