@@ -31,12 +31,13 @@ type eosTxn struct {
 
 // eosTask is one exactly-once incarnation's state.
 type eosTask struct {
-	r     *sourceRunner
-	hard  context.Context
-	p     *kafka.Producer
-	txID  string
-	topic string // offsets topic
-	txn   eosTxn
+	r      *sourceRunner
+	topics topicReporter
+	hard   context.Context
+	p      *kafka.Producer
+	txID   string
+	topic  string // offsets topic
+	txn    eosTxn
 	// committed holds every committed offset of the connector (read at
 	// start, advanced by each commit): what a restarted plugin task
 	// resumes from.
@@ -78,7 +79,7 @@ func (r *sourceRunner) runEOS(ctx context.Context, ctl *taskControl) error {
 		return fmt.Errorf("producer: %w", err)
 	}
 	defer p.Close()
-	e := &eosTask{r: r, hard: hard, p: p, txID: txID, topic: r.offsetsTopic}
+	e := &eosTask{r: r, hard: hard, p: p, txID: txID, topic: r.offsetsTopic, topics: newTopicReporter(r.w.status, r.id)}
 	e.txn.offsets = newOffsetSet()
 	go drainEvents(p, e.onDelivery, func(ke kafka.Error) {
 		if ke.IsFatal() {
@@ -248,11 +249,13 @@ func (e *eosTask) process(f fetched) error {
 	r := e.r
 	b := f.b
 	r.t.tm.sourcePolled.Add(float64(b.Polled))
+	e.topics.batch()
 	for i := range b.Records {
 		rec := &b.Records[i]
 		if err := e.begin(); err != nil {
 			return err
 		}
+		e.topics.record(rec.Topic)
 		e.hdrs = messageFor(&e.msg, rec, e.hdrs)
 		if err := produce(e.hard, e.p, &e.msg); err != nil {
 			if !isTooLarge(err) {
