@@ -37,7 +37,9 @@ test: ## install/start what tests need, lint, run all tests, stop what it starte
 lint: ## gofmt check, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags chaos ./test/chaos/
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags chaos ./test/chaos/
 
 .PHONY: kafka-up
 kafka-up: ## start (or reuse) the local Apache Kafka broker; prints KAFKA_BOOTSTRAP
@@ -67,3 +69,31 @@ generate: ## regenerate plugins/pluginpb from plugin.proto (Debian protoc, pinne
 		--go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative \
 		plugins/pluginpb/plugin.proto
+
+.PHONY: bench-replication
+bench-replication: ## KafkaReplicationSource vs MirrorMaker 2 vs a raw Go EOS loop (EOS, side by side; BENCH_ARGS for replbench flags)
+	bench/replication/run.sh $(BENCH_ARGS)
+
+# The chaos suite (test/chaos, build tag "chaos") starts its own Kafka broker
+# in .run/chaos-broker because it restarts it. DURATION is how long faults are
+# injected; SEED reproduces a schedule (0 = from the clock, printed).
+DURATION ?= 30m
+SEED ?= 0
+CHAOS_DIR ?= .run/chaos/$(shell date +%Y%m%dT%H%M%S)
+
+.PHONY: chaos
+chaos: ## soak: faults for DURATION (default 30m) across the whole pipeline; SEED=n reproduces; report in CHAOS_DIR
+	$(GO) test -tags chaos -count=1 -timeout 0 -run '^TestChaos$$' -v ./test/chaos/ \
+		-args -chaos.soak -chaos.duration=$(DURATION) -chaos.seed=$(SEED) -chaos.dir=$(CHAOS_DIR)
+
+.PHONY: chaos-short
+chaos-short: ## the short chaos run of `make test` (about a minute of faults, under 5 minutes)
+	$(GO) test -tags chaos -count=1 -timeout 15m -run '^TestChaos$$' -v ./test/chaos/ -args -chaos.seed=$(SEED)
+
+.PHONY: docs
+docs: ## regenerate the docs' reference sections from the code (worker keys, connector keys, REST endpoints)
+	$(GO) run ./internal/docgen
+
+.PHONY: release
+release: ## build static-where-possible linux/amd64 and linux/arm64 archives with SHA-256 checksums into dist/
+	scripts/release.sh

@@ -36,6 +36,9 @@ step "go test"
 # Integration tests need the broker; with CI=true a missing one fails them.
 go test -count=1 -timeout 25m ./...
 
+step "chaos (short run: the whole pipeline under faults, its own broker)"
+make --no-print-directory chaos-short
+
 step "fuzz (short runs; the seed corpora already ran as unit tests above)"
 # Each line: package and fuzz target. Go fuzzes one target of one package per run.
 while read -r pkg target; do

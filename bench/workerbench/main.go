@@ -98,6 +98,7 @@ func main() {
 }
 
 type result struct {
+	round     int
 	system    string
 	dur       time.Duration
 	cpu       time.Duration // this process + its children (the plugin)
@@ -162,7 +163,7 @@ func run(o options) error {
 			default:
 				err = fmt.Errorf("unknown system %q", sys)
 			}
-			r := result{system: sys, dur: dur, cpu: cpuSelf() - self0 + cpuChildren() - kids0, pluginCPU: cpuChildren() - kids0, brokerCPU: procCPU(brokerPid) - broker0}
+			r := result{round: round, system: sys, dur: dur, cpu: cpuSelf() - self0 + cpuChildren() - kids0, pluginCPU: cpuChildren() - kids0, brokerCPU: procCPU(brokerPid) - broker0}
 			if err == nil {
 				err = verify(bootstrap, out, o)
 			}
@@ -183,6 +184,24 @@ func log(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
+// quartiles returns the median and the first and third quartiles of v.
+func quartiles(v []float64) (median, q1, q3 float64) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	v = append([]float64(nil), v...)
+	sort.Float64s(v)
+	q := func(p float64) float64 {
+		x := p * float64(len(v)-1)
+		i := int(x)
+		if i+1 >= len(v) {
+			return v[len(v)-1]
+		}
+		return v[i] + (x-float64(i))*(v[i+1]-v[i])
+	}
+	return q(0.5), q(0.25), q(0.75)
+}
+
 // report prints the medians (and interquartile ranges) as a Markdown table.
 func report(o options, results []result) {
 	by := map[string][]result{}
@@ -190,43 +209,47 @@ func report(o options, results []result) {
 		by[r.system] = append(by[r.system], r)
 	}
 	rate := func(r result) float64 { return float64(o.records) / r.dur.Seconds() }
-	med := func(rs []result, f func(result) float64) (median, q1, q3 float64) {
-		if len(rs) == 0 {
-			return 0, 0, 0
-		}
-		v := make([]float64, len(rs))
+	each := func(rs []result, f func(result) float64) []float64 {
+		out := make([]float64, len(rs))
 		for i, r := range rs {
-			v[i] = f(r)
+			out[i] = f(r)
 		}
-		sort.Float64s(v)
-		q := func(p float64) float64 {
-			x := p * float64(len(v)-1)
-			i := int(x)
-			if i+1 >= len(v) {
-				return v[len(v)-1]
-			}
-			return v[i] + (x-float64(i))*(v[i+1]-v[i])
-		}
-		return q(0.5), q(0.25), q(0.75)
+		return out
 	}
-	ceiling, _, _ := med(by[rawEOS], rate)
+	rawByRound := map[int]float64{}
+	for _, r := range by[rawEOS] {
+		rawByRound[r.round] = rate(r)
+	}
+	ceiling, _, _ := quartiles(each(by[rawEOS], rate))
 	fmt.Printf("\n%d records of %d B, %d partitions, %d connectd task(s), linger.ms=%s, interval %v, %d rounds; medians:\n\n",
 		o.records, o.size, o.partitions, o.tasks, o.linger, o.interval, o.rounds)
-	fmt.Println("| system | records/s (median) | IQR | MB/s | CPU-s per 1M records (worker + plugin) | broker CPU-s per 1M | vs raw-eos |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| system | records/s (median) | IQR | MB/s | CPU-s per 1M records (worker + plugin) | broker CPU-s per 1M | median / raw-eos median | median of per-round ratios |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, sys := range o.systems {
 		rs := by[sys]
 		if len(rs) == 0 {
 			continue
 		}
-		m, q1, q3 := med(rs, rate)
-		cpu, _, _ := med(rs, func(r result) float64 { return r.cpu.Seconds() * 1e6 / float64(o.records) })
-		bcpu, _, _ := med(rs, func(r result) float64 { return r.brokerCPU.Seconds() * 1e6 / float64(o.records) })
-		ratio := "—"
+		m, q1, q3 := quartiles(each(rs, rate))
+		cpu, _, _ := quartiles(each(rs, func(r result) float64 { return r.cpu.Seconds() * 1e6 / float64(o.records) }))
+		bcpu, _, _ := quartiles(each(rs, func(r result) float64 { return r.brokerCPU.Seconds() * 1e6 / float64(o.records) }))
+		// Each run divided by raw-eos in the same round: they run back to
+		// back, so they share the machine's load at the time.
+		var paired []float64
+		for _, r := range rs {
+			if raw := rawByRound[r.round]; raw > 0 {
+				paired = append(paired, rate(r)/raw)
+			}
+		}
+		ratio, perRound := "—", "—"
 		if ceiling > 0 {
 			ratio = fmt.Sprintf("%.2f", m/ceiling)
 		}
-		fmt.Printf("| %s | %.0f | %.0f–%.0f | %.1f | %.1f | %.1f | %s |\n", sys, m, q1, q3, m*float64(o.size)/1e6, cpu, bcpu, ratio)
+		if len(paired) > 0 {
+			v, _, _ := quartiles(paired)
+			perRound = fmt.Sprintf("%.2f", v)
+		}
+		fmt.Printf("| %s | %.0f | %.0f–%.0f | %.1f | %.1f | %.1f | %s | %s |\n", sys, m, q1, q3, m*float64(o.size)/1e6, cpu, bcpu, ratio, perRound)
 	}
 }
 

@@ -5,9 +5,10 @@ package main
 func devCommand() *command {
 	return &command{
 		name:    "dev",
-		summary: "development tools: local test doubles for Kafka-adjacent systems",
+		summary: "development tools: local test doubles for Kafka-adjacent systems, the quickstart's helpers",
 		children: []*command{
 			devAerospikeCommand(),
+			devQuickstartCommand(),
 		},
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
 )
@@ -19,10 +22,11 @@ func devAerospikeCommand() *command {
 		clusterName string
 		allowTTL    bool
 		stats       bool
+		control     string
 	)
 	return &command{
 		name:    "aerospike",
-		usage:   "[--listen host:port] [--namespaces ns1,ns2] [--allow-ttl] [--stats]",
+		usage:   "[--listen host:port] [--namespaces ns1,ns2] [--allow-ttl] [--stats] [--control host:port]",
 		summary: "run the in-memory Aerospike wire-protocol TEST DOUBLE (tests and quickstart only; deploy against a real Aerospike cluster)",
 		flags: func(fs *flag.FlagSet) {
 			fs.StringVar(&listen, "listen", "127.0.0.1:3000", "TCP address to serve on (port 0 picks a free port)")
@@ -30,6 +34,7 @@ func devAerospikeCommand() *command {
 			fs.StringVar(&clusterName, "cluster-name", "", "cluster name answered to clients (empty answers \"null\", like an unnamed cluster)")
 			fs.BoolVar(&allowTTL, "allow-ttl", false, "let writes set positive TTLs (a stock namespace refuses them with FAIL_FORBIDDEN)")
 			fs.BoolVar(&stats, "stats", false, "answer the \"stats\" info command with operation counters and print them on exit")
+			fs.StringVar(&control, "control", "", "also serve the fault-injection control API (HTTP, no auth: loopback only) on this address; port 0 picks a free port")
 		},
 		run: func(ctx context.Context, env *cliEnv, _ *flag.FlagSet, args []string) error {
 			if len(args) > 0 {
@@ -56,6 +61,17 @@ func devAerospikeCommand() *command {
 				return err
 			}
 			fmt.Fprintf(env.stdout, "AEROSPIKE_ADDR=%s\n", srv.Addr())
+			if control != "" {
+				ln, err := net.Listen("tcp", control)
+				if err != nil {
+					_ = srv.Close()
+					return fmt.Errorf("--control: %w", err)
+				}
+				hs := &http.Server{Handler: srv.ControlHandler(), ReadHeaderTimeout: 5 * time.Second}
+				go func() { _ = hs.Serve(ln) }()
+				defer hs.Close()
+				fmt.Fprintf(env.stdout, "AEROSPIKE_CONTROL=http://%s\n", ln.Addr())
+			}
 			<-ctx.Done()
 			err = srv.Close()
 			if stats {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -178,5 +179,67 @@ func TestDevAerospikeProcessSIGTERM(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("process did not exit after SIGTERM")
+	}
+}
+
+// --control serves the fault-injection API: a fault posted there reaches
+// the real client, and clearing it restores service.
+func TestDevAerospikeControl(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "aerospike", "--listen", "127.0.0.1:0", "--control", "127.0.0.1:0"}, &stdout, &stderr)
+	}()
+	addr := waitAddr(t, &stdout)
+	var control string
+	deadline := time.Now().Add(10 * time.Second)
+	for control == "" && time.Now().Before(deadline) {
+		for _, line := range strings.Split(stdout.String(), "\n") {
+			if v, ok := strings.CutPrefix(line, "AEROSPIKE_CONTROL="); ok {
+				control = v
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if control == "" {
+		t.Fatalf("no AEROSPIKE_CONTROL line; stdout %q", stdout.String())
+	}
+	resp, err := http.Post(control+"/faults", "application/json", strings.NewReader(`{"ops":["write"],"times":1,"result_code":14}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("POST /faults: %s", resp.Status)
+	}
+	host, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	c, err := as.NewClientWithPolicyAndHost(nil, as.NewHost(host, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k, _ := as.NewKey("test", "demo", "ctl")
+	wp := as.NewWritePolicy(0, 0)
+	wp.MaxRetries = 0
+	if err := c.Put(wp, k, as.BinMap{"v": 1}); err == nil || !strings.Contains(err.Error(), "KEY_BUSY") {
+		t.Fatalf("put with an injected KEY_BUSY: %v", err)
+	}
+	if err := c.Put(wp, k, as.BinMap{"v": 1}); err != nil {
+		t.Fatalf("put after the one-shot fault: %v", err)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit code %d; stderr %q", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("command did not stop after cancel")
+	}
+	if _, err := http.Get(control + "/stats"); err == nil {
+		t.Fatal("control API still serving after the command returned")
 	}
 }

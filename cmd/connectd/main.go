@@ -52,6 +52,7 @@ func rootCommand() *command {
 			connectorsCommand(),
 			pluginsCommand(),
 			workerCommand(),
+			verifyCommand(),
 		},
 	}
 }

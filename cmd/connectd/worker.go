@@ -133,6 +133,9 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	wcfg.Plugins = catalog
 	wcfg.Logger = levels.Logger(base, "connectd.worker")
 	wcfg.Metrics = reg
+	// A fenced exactly-once task restarts only while the cluster still
+	// assigns it here (no successor).
+	wcfg.OwnsTask = h.OwnsTask
 	w, err := worker.New(ctx, wcfg, h)
 	if err != nil {
 		return oneLine("%v", err)

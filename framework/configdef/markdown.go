@@ -65,8 +65,16 @@ func Markdown(keys []KeyInfo) string {
 // Markdown renders d's keys; see the package-level Markdown.
 func (d *Def) Markdown() string { return Markdown(d.Infos()) }
 
-// cell makes text safe inside a Markdown table cell.
+// cell makes text safe inside a Markdown table cell: one line, escaped
+// pipes, and no raw angle brackets (a Markdown renderer would take "k<N>"
+// for an HTML tag and hide it). Kafka-style <code>x</code> becomes `x`.
 func cell(s string) string {
+	s = strings.NewReplacer("<code>", "`", "</code>", "`").Replace(s)
+	s = strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(s)
+	return oneLine(s)
+}
+
+func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", " ")
 	s = strings.ReplaceAll(s, "\n", " ")
 	s = strings.ReplaceAll(s, "|", `\|`)
@@ -74,7 +82,8 @@ func cell(s string) string {
 }
 
 // code renders s as inline code, using a longer fence when s holds
-// backticks.
+// backticks. Code spans show their text literally, so only pipes (which
+// would end the table cell) are escaped.
 func code(s string) string {
 	fence := "`"
 	for strings.Contains(s, fence) {
@@ -84,5 +93,5 @@ func code(s string) string {
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		pad = " "
 	}
-	return fence + pad + strings.ReplaceAll(cell(s), `\|`, `\|`) + pad + fence
+	return fence + pad + oneLine(s) + pad + fence
 }

@@ -77,7 +77,7 @@ func TestMarkdown(t *testing.T) {
 		Define(Key{Name: "free", Type: String, Documentation: "Ungrouped."}).
 		Define(Key{Name: "name", Type: String, Required: true, Importance: High, Documentation: "Globally unique name.", Group: "Common", OrderInGroup: 1}).
 		Define(Key{Name: "tasks.max", Type: Int, Default: 1, Validator: AtLeast(1), Importance: High,
-			Documentation: "Maximum number\nof tasks | pipes.", Group: "Common", OrderInGroup: 2}).
+			Documentation: "Maximum number\nof <tasks> | pipes, e.g. <code>a:b</code>.", Group: "Common", OrderInGroup: 2}).
 		Define(Key{Name: "errors.tolerance", Type: String, Default: "none", Validator: OneOf("none", "all"), Group: "Error Handling", OrderInGroup: 1}).
 		Define(Key{Name: "topics", Type: List, Default: "", Group: "Common", OrderInGroup: 3}).
 		Define(Key{Name: "pw", Type: Password, Default: "x", Group: "Common", OrderInGroup: 4})
@@ -88,7 +88,7 @@ func TestMarkdown(t *testing.T) {
 		"| Name | Type | Default | Valid values | Importance | Description |\n" +
 		"|---|---|---|---|---|---|\n" +
 		"| `name` | STRING | *required* |  | high | Globally unique name. |\n" +
-		"| `tasks.max` | INT | `1` | [1,...] | high | Maximum number of tasks \\| pipes. |\n" +
+		"| `tasks.max` | INT | `1` | [1,...] | high | Maximum number of &lt;tasks&gt; \\| pipes, e.g. `a:b`. |\n" +
 		"| `topics` | LIST | \"\" |  | medium |  |\n" +
 		"| `pw` | PASSWORD | `[hidden]` |  | medium |  |\n" +
 		"\n### Error Handling\n\n" +

@@ -12,6 +12,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/worker"
 )
 
 // The methods in this file are the herder's side of the REST API. Reads
@@ -186,6 +187,13 @@ func (h *Herder) validate(ctx context.Context, props map[string]string) (configd
 	}
 	res, err := h.rt.Validate(ctx, resolved)
 	if err != nil {
+		// A config the worker refuses outright (no such plugin, a plugin
+		// binary that fails its checksum) is the request's problem: 400,
+		// as Kafka Connect answers for a class it cannot load.
+		var ce *worker.ConfigError
+		if errors.As(err, &ce) {
+			return configdef.ValidationResult{}, &BadRequestError{Msg: ce.Error()}
+		}
 		return configdef.ValidationResult{}, err
 	}
 	return restoreRawValues(res, props, resolved), nil
@@ -669,4 +677,35 @@ func (h *Herder) SessionKey() ([]byte, string, bool) {
 		return nil, "", false
 	}
 	return k.Key, k.Algorithm, true
+}
+
+// OwnsTask reports whether the cluster's latest assignment, read to the end
+// of the config topic, gives task id to this worker. The worker asks it
+// (worker.Config.OwnsTask) after a task's producer was fenced: a successor
+// starts only after an assignment that moves the task away is committed,
+// so a task still assigned here has none, and the fencing came from the
+// transaction coordinator aborting a transaction that timed out (a broker
+// outage longer than transaction.timeout.ms).
+func (h *Herder) OwnsTask(ctx context.Context, id TaskID) (bool, error) {
+	if h.configs == nil {
+		return false, h.notStarted()
+	}
+	snap, err := h.configs.readToEnd(ctx)
+	if err != nil {
+		return false, err
+	}
+	a := snap.Assignment()
+	if a == nil {
+		return false, nil
+	}
+	wa, ok := a.Workers[h.cfg.WorkerURL]
+	if !ok {
+		return false, nil
+	}
+	for _, n := range wa.Tasks[id.Connector] {
+		if n == id.Task {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -25,7 +25,11 @@
 // transaction and resumes from the committed offsets with a fresh plugin
 // task. A fenced (or otherwise fatal) producer stops the task FAILED and
 // it is not restarted automatically: a zombie must not fight its
-// successor for the transactional id.
+// successor for the transactional id. The exception is a fenced task the
+// cluster still assigns to this worker (Config.OwnsTask): it has no
+// successor — the transaction coordinator aborted a transaction that
+// outlived transaction.timeout.ms, as a broker outage causes — and it is
+// restarted like any failure.
 //
 // # At-least-once source tasks
 //
@@ -69,7 +73,16 @@
 // layer's. It also must not run connector code in-process: plugins do.
 //
 // Deviations from the lead's contract: Config gains CommonProps,
-// OffsetsPartitions, DisableAutoRestart and SinkBatchRecords; FenceZombies
-// initialises producers with each transactional id because
-// confluent-kafka-go has no Admin.FenceProducers.
+// OffsetsPartitions, DisableAutoRestart and SinkBatchRecords; Worker gains
+// TaskStatus; OverridePolicy knows None, Principal and All (no Allowlist
+// yet); FenceZombies initialises producers with each transactional id
+// because confluent-kafka-go has no Admin.FenceProducers.
+//
+// Limits: a fenced or otherwise fatal transactional producer stops its
+// task without automatic restart, so a task frozen longer than
+// transaction.timeout.ms (the coordinator aborts and fences it) stays
+// FAILED until restarted. errors.tolerance covers records above the
+// producer's message.max.bytes; a record the broker refuses later (a
+// topic max.message.bytes below the producer's limit) aborts the
+// transaction, and after repeated aborts the task fails naming the error.
 package worker

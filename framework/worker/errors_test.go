@@ -321,3 +321,47 @@ func TestSourceAbortedTransactionResumesFromCommitted(t *testing.T) {
 		t.Errorf("no aborted attempt left records behind (%d uncommitted vs %d committed): the retries did not happen", len(all), len(msgs))
 	}
 }
+
+// TestSinkRetriableRecordFailures: a record the sink reports with a
+// retriable error is put again (alone, after backoff) while
+// errors.retry.timeout allows; with the default timeout 0 there is no
+// retry and errors.tolerance decides.
+func TestSinkRetriableRecordFailures(t *testing.T) {
+	e := newEnv(t)
+	topic := kafkatest.Topic(t)
+	produceInput(t, topic, 1, 50, func(i int) []byte {
+		if i == 7 {
+			return []byte(`{"doc":{"n":7,"flaky":true}}`)
+		}
+		return []byte(fmt.Sprintf(`{"doc":{"n":%d}}`, i))
+	})
+	file := filepath.Join(t.TempDir(), "applied.tsv")
+	cfg := e.config(true)
+	w, st := e.start(cfg)
+	props := sinkErrorProps(topic, file)
+	props["flaky.value.contains"] = "flaky"
+	props["errors.retry.timeout"] = "30000"
+	props["errors.retry.delay.max.ms"] = "500"
+	name := kafkatest.UniqueName(t, "s")
+	e.run(w, name, props)
+	waitCommittedTo(t, name, topic, 1, 50, time.Minute)
+	if dups := checkAllApplied(t, file, topic, 1, 50); dups != 0 {
+		t.Errorf("%d records applied twice", dups)
+	}
+	if v := metricSum(t, cfg, "connectd_task_retries_total", map[string]string{"connector": name, "stage": "TASK_PUT"}); v != 2 {
+		t.Errorf("%v retries of the flaky record, want 2", v)
+	}
+	if _, _, failed := st.find(name+"-0", worker.StateFailed, 0); failed {
+		t.Errorf("the task failed:%s", st)
+	}
+
+	// Without a retry timeout the first retriable failure is final.
+	delete(props, "errors.retry.timeout")
+	name2 := kafkatest.UniqueName(t, "s")
+	props["file"] = filepath.Join(t.TempDir(), "applied2.tsv")
+	e.run(w, name2, props)
+	ev := st.waitFor(t, name2+"-0", worker.StateFailed, time.Minute)
+	if !strings.Contains(ev.trace, "flaky") || !strings.Contains(ev.trace, "offset 7") {
+		t.Errorf("trace: %s", ev.trace)
+	}
+}

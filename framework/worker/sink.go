@@ -89,11 +89,12 @@ func newSinkRunner(w *Worker, t *taskRuntime) (runner, error) {
 // delivery counters belongs to the goroutine running loop (librdkafka
 // calls rebalance callbacks from Poll, on that goroutine).
 type sinkTask struct {
-	r    *sinkRunner
-	hard context.Context
-	c    *kafka.Consumer
-	st   *host.SinkTask
-	dlq  *kafka.Producer
+	r      *sinkRunner
+	topics topicReporter
+	hard   context.Context
+	c      *kafka.Consumer
+	st     *host.SinkTask
+	dlq    *kafka.Producer
 
 	dlqMu  sync.Mutex
 	dlqErr error
@@ -134,7 +135,7 @@ type putResult struct {
 func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 	hard := ctl.hard
 	s := &sinkTask{
-		r: r, hard: hard, target: ctl.initial,
+		r: r, hard: hard, target: ctl.initial, topics: newTopicReporter(r.w.status, r.id),
 		assigned: map[sdk.TopicPartition]bool{}, positions: map[sdk.TopicPartition]int64{},
 		committed: map[sdk.TopicPartition]int64{}, results: make(chan putResult, 1),
 	}
@@ -399,6 +400,10 @@ func advanceOf(batch []chain.Raw) map[sdk.TopicPartition]int64 {
 // launch starts a Put in the background; the loop keeps polling (and the
 // consumer keeps its group membership) while the plugin works.
 func (s *sinkTask) launch(call *putCall) {
+	s.topics.batch()
+	for tp := range call.advance {
+		s.topics.record(tp.Topic)
+	}
 	s.inflight, s.inflightSince = call, time.Now()
 	go func() {
 		start := time.Now()

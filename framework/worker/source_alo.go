@@ -38,6 +38,7 @@ func (b *ackBatch) release() {
 // aloTask is one at-least-once incarnation's state.
 type aloTask struct {
 	r         *sourceRunner
+	topics    topicReporter
 	hard      context.Context
 	p         *kafka.Producer
 	topic     string
@@ -73,7 +74,8 @@ func (r *sourceRunner) runALO(ctx context.Context, ctl *taskControl) error {
 		return fmt.Errorf("producer: %w", err)
 	}
 	defer p.Close()
-	a := &aloTask{r: r, hard: hard, p: p, topic: r.offsetsTopic, unflushed: newOffsetSet(), errCh: make(chan struct{})}
+	a := &aloTask{r: r, hard: hard, p: p, topic: r.offsetsTopic, unflushed: newOffsetSet(), errCh: make(chan struct{}),
+		topics: newTopicReporter(r.w.status, r.id)}
 	go drainEvents(p, a.onDelivery, func(ke kafka.Error) {
 		if ke.IsFatal() {
 			a.fail(fmt.Errorf("fatal producer error: %w", ke))
@@ -163,7 +165,9 @@ func (a *aloTask) process(f fetched) error {
 	b.pending.Add(1) // held until every produce below is issued
 	r.t.tm.polled(f.b.Polled)
 	m := &a.msg
+	a.topics.batch()
 	for i := range f.b.Records {
+		a.topics.record(f.b.Records[i].Topic)
 		a.hdrs = messageFor(m, &f.b.Records[i], a.hdrs)
 		m.Opaque = b
 		b.pending.Add(1)

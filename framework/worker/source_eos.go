@@ -32,12 +32,13 @@ type eosTxn struct {
 
 // eosTask is one exactly-once incarnation's state.
 type eosTask struct {
-	r     *sourceRunner
-	hard  context.Context
-	p     *kafka.Producer
-	txID  string
-	topic string // offsets topic
-	txn   eosTxn
+	r      *sourceRunner
+	topics topicReporter
+	hard   context.Context
+	p      *kafka.Producer
+	txID   string
+	topic  string // offsets topic
+	txn    eosTxn
 	// committed holds every committed offset of the connector (read at
 	// start, advanced by each commit): what a restarted plugin task
 	// resumes from.
@@ -49,6 +50,8 @@ type eosTask struct {
 
 	msg  kafka.Message  // reused for every record
 	hdrs []kafka.Header // reused header scratch
+
+	committedSinceAbort bool
 }
 
 // runEOS runs the task exactly-once: one transactional producer
@@ -77,7 +80,7 @@ func (r *sourceRunner) runEOS(ctx context.Context, ctl *taskControl) error {
 		return fmt.Errorf("producer: %w", err)
 	}
 	defer p.Close()
-	e := &eosTask{r: r, hard: hard, p: p, txID: txID, topic: r.offsetsTopic}
+	e := &eosTask{r: r, hard: hard, p: p, txID: txID, topic: r.offsetsTopic, topics: newTopicReporter(r.w.status, r.id)}
 	e.txn.offsets = newOffsetSet()
 	go drainEvents(p, e.onDelivery, func(ke kafka.Error) {
 		if ke.IsFatal() {
@@ -184,7 +187,7 @@ func (e *eosTask) loop(ctx context.Context, ctl *taskControl) error {
 				// coordinator would fence the producer): abort it and
 				// resume from the committed offsets later.
 				reportTarget()
-				restarts = 0
+				e.committedSinceAbort = true // not a failure: do not count it
 				err = &errAbortable{errors.New("paused in the middle of a connector-defined transaction")}
 			}
 			if err == nil {
@@ -212,6 +215,11 @@ func (e *eosTask) loop(ctx context.Context, ctl *taskControl) error {
 		}
 		// Abort and resume from the committed offsets with a fresh plugin
 		// task (the old one may have advanced past what is committed).
+		// Only aborts without a commit in between count towards the limit.
+		if e.committedSinceAbort {
+			restarts = 0
+		}
+		e.committedSinceAbort = false
 		restarts++
 		if restarts > maxAbortRestarts {
 			return fmt.Errorf("%d transactions aborted in a row; last: %w", restarts, ab.err)
@@ -242,11 +250,13 @@ func (e *eosTask) process(f fetched) error {
 	r := e.r
 	b := f.b
 	r.t.tm.polled(b.Polled)
+	e.topics.batch()
 	for i := range b.Records {
 		rec := &b.Records[i]
 		if err := e.begin(); err != nil {
 			return err
 		}
+		e.topics.record(rec.Topic)
 		e.hdrs = messageFor(&e.msg, rec, e.hdrs)
 		if err := produce(e.hard, e.p, &e.msg); err != nil {
 			if !isTooLarge(err) {
@@ -371,6 +381,7 @@ func (e *eosTask) commit() error {
 	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
 	e.txn.offsets.reset()
 	e.txn.lastCommit = time.Now()
+	e.committedSinceAbort = true
 	return nil
 }
 
@@ -411,7 +422,7 @@ func (e *eosTask) restartFromCommitted(ctx context.Context, attempt int) error {
 	e.sess = nil
 	select {
 	case <-ctx.Done():
-		return nil
+		return ctx.Err() // stopping: nothing is open, nothing to commit
 	case <-time.After(backoff(100*time.Millisecond, 5*time.Second, attempt-1)):
 	}
 	sess, err := e.r.startSession(ctx, e.committed)
@@ -470,10 +481,11 @@ func (e *eosTask) classify(err error) error {
 	}
 	switch {
 	case isFenced(ke):
-		return &noRestartError{fmt.Errorf("producer fenced: another instance of task %s initialised transactional.id %s, so this one is a zombie; "+
-			"it stops and is not restarted automatically (the new owner carries on from the committed offsets): %w", e.r.id, e.txID, err)}
+		return &noRestartError{err: fmt.Errorf("producer fenced: another instance of task %s initialised transactional.id %s (or the "+
+			"transaction coordinator aborted a transaction that timed out), so this one stops; it restarts automatically only if "+
+			"this worker still owns the task (the new owner carries on from the committed offsets): %w", e.r.id, e.txID, err), fenced: true}
 	case ke.IsFatal():
-		return &noRestartError{fmt.Errorf("fatal producer error on transactional.id %s; the task is not restarted automatically "+
+		return &noRestartError{err: fmt.Errorf("fatal producer error on transactional.id %s; the task is not restarted automatically "+
 			"because a new producer would fence a possible successor (restart it explicitly): %w", e.txID, err)}
 	case ke.TxnRequiresAbort():
 		return &errAbortable{err}

@@ -20,8 +20,12 @@ type runner interface {
 
 // noRestartError marks a failure that must not be retried automatically:
 // a fenced exactly-once task would fight its successor for the
-// transactional id.
-type noRestartError struct{ err error }
+// transactional id. fenced says the producer was fenced, which
+// Config.OwnsTask may clear (no successor exists).
+type noRestartError struct {
+	err    error
+	fenced bool
+}
 
 func (e *noRestartError) Error() string { return e.err.Error() }
 func (e *noRestartError) Unwrap() error { return e.err }
@@ -183,6 +187,18 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 
 		var nr *noRestartError
 		auto := !t.w.cfg.DisableAutoRestart && !errors.As(err, &nr)
+		if !auto && nr != nil && nr.fenced && !t.w.cfg.DisableAutoRestart && t.w.cfg.OwnsTask != nil {
+			octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			owns, oerr := t.w.cfg.OwnsTask(octx, t.id)
+			cancel()
+			if oerr == nil && owns {
+				t.log.Warn("producer fenced, but the cluster's latest assignment still gives this task to this worker: "+
+					"no successor exists (the transaction coordinator aborted a transaction that outlived transaction.timeout.ms); restarting", "error", err)
+				auto, nr = true, nil
+			} else if oerr != nil {
+				t.log.Warn("cannot tell whether this worker still owns the fenced task; leaving it stopped", "error", oerr)
+			}
+		}
 		if time.Since(began) > t.w.cfg.RestartBackoffMax {
 			attempt = 0 // it ran healthy for a while: start the backoff over
 		}
@@ -192,7 +208,7 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 			t.log.Info("restarting failed task after backoff", "backoff", d, "attempt", attempt+1)
 			timer = time.After(d)
 			attempt++
-		} else if errors.As(err, &nr) {
+		} else if nr != nil {
 			t.log.Warn("task will not be restarted automatically", "reason", nr.err)
 		}
 		select {

@@ -200,6 +200,12 @@ func (w *Worker) Validate(ctx context.Context, props map[string]string) (configd
 	}
 	p, err := host.Launch(ctx, m, opts)
 	if err != nil {
+		if errors.Is(err, host.ErrChecksumMismatch) {
+			// The installed binary is not the one its manifest vouches
+			// for: refuse the class, naming the fix.
+			return configdef.ValidationResult{}, &ConfigError{Key: "connector.class",
+				Message: fmt.Sprintf("plugin %s is refused: %v; reinstall it with `connectd plugin install`", class, err)}
+		}
 		return configdef.ValidationResult{}, err
 	}
 	defer func() { _ = p.Close(context.WithoutCancel(ctx)) }()

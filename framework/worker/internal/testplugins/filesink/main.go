@@ -3,7 +3,9 @@
 // value, tab-separated — so tests can check what a sink applied across
 // crashes. Records whose value contains fail.value.contains are reported
 // as failed (ReportError); the first retriable.puts Put calls fail with a
-// retriable error before writing anything.
+// retriable error before writing anything; records whose value contains
+// flaky.value.contains are reported with a retriable error the first
+// flaky.attempts times they are put.
 package main
 
 import (
@@ -34,7 +36,9 @@ func (c *connector) Spec() sdk.Spec {
 			Define(configdef.Key{Name: "file", Type: configdef.String, Required: true, Importance: configdef.High, Documentation: "File to append applied records to."}).
 			Define(configdef.Key{Name: "fail.value.contains", Type: configdef.String, Default: "", Importance: configdef.Low, Documentation: "Report records whose value contains this as failed."}).
 			Define(configdef.Key{Name: "retriable.puts", Type: configdef.Int, Default: int32(0), Importance: configdef.Low, Documentation: "Fail this many Put calls with a retriable error first."}).
-			Define(configdef.Key{Name: "put.delay.ms", Type: configdef.Int, Default: int32(0), Importance: configdef.Low, Documentation: "Sleep this long in every Put."}),
+			Define(configdef.Key{Name: "put.delay.ms", Type: configdef.Int, Default: int32(0), Importance: configdef.Low, Documentation: "Sleep this long in every Put."}).
+			Define(configdef.Key{Name: "flaky.value.contains", Type: configdef.String, Default: "", Importance: configdef.Low, Documentation: "Report records whose value contains this with a retriable error at first."}).
+			Define(configdef.Key{Name: "flaky.attempts", Type: configdef.Int, Default: int32(2), Importance: configdef.Low, Documentation: "How many times a flaky record fails before it is applied."}),
 	}
 }
 
@@ -64,6 +68,9 @@ type task struct {
 	failOn    string
 	retriable int
 	delay     time.Duration
+	flakyOn   string
+	flakyMax  int
+	attempts  map[string]int // flaky record → failed attempts
 }
 
 func (t *task) Start(_ context.Context, tctx sdk.SinkTaskContext, props map[string]string) error {
@@ -71,6 +78,10 @@ func (t *task) Start(_ context.Context, tctx sdk.SinkTaskContext, props map[stri
 	t.failOn = props["fail.value.contains"]
 	if v := props["retriable.puts"]; v != "" {
 		t.retriable, _ = strconv.Atoi(v)
+	}
+	t.flakyOn, t.flakyMax, t.attempts = props["flaky.value.contains"], 2, map[string]int{}
+	if v := props["flaky.attempts"]; v != "" {
+		t.flakyMax, _ = strconv.Atoi(v)
 	}
 	if v := props["put.delay.ms"]; v != "" {
 		ms, _ := strconv.Atoi(v)
@@ -123,6 +134,14 @@ func (t *task) Put(ctx context.Context, records []*sdk.SinkRecord) error {
 		if t.failOn != "" && strings.Contains(val, t.failOn) {
 			t.tctx.ReportError(r, fmt.Errorf("rejected: value contains %q", t.failOn))
 			continue
+		}
+		if t.flakyOn != "" && strings.Contains(val, t.flakyOn) {
+			id := fmt.Sprintf("%s/%d/%d", r.OriginalTopic, r.OriginalPartition, r.OriginalOffset)
+			if t.attempts[id] < t.flakyMax {
+				t.attempts[id]++
+				t.tctx.ReportError(r, sdk.Retriable(fmt.Errorf("flaky: attempt %d of %s failed", t.attempts[id], id)))
+				continue
+			}
 		}
 		fmt.Fprintf(&b, "%s\t%d\t%d\t%s\t%s\n", r.OriginalTopic, r.OriginalPartition, r.OriginalOffset, render(r.Key), val)
 	}

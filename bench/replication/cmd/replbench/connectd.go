@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// connectdSystem runs KafkaReplicationSource in one `connectd worker`
+// daemon (exactly.once.source.support=enabled), created through the REST
+// API like MirrorMaker 2's connector: the plugin runs as the worker's child
+// process and both are measured.
+type connectdSystem struct {
+	connectd  string // connectd binary
+	pluginBin string // connectd-kafka-replication binary
+	catalog   string // plugin.path, filled once
+	extra     map[string]string
+	boundary  string        // transaction.boundary: interval or poll
+	interval  time.Duration // transaction.boundary.interval.ms
+	port      int
+}
+
+func (c *connectdSystem) name() string {
+	if c.boundary == "interval" {
+		return "connectd-eos-interval"
+	}
+	return "connectd-eos-poll"
+}
+func (*connectdSystem) target(rs *runSpec) string { return rs.source + ".replica" }
+func (*connectdSystem) finishesByExit() bool      { return false }
+
+func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, error) {
+	if c.catalog == "" {
+		dir, err := filepath.Abs(filepath.Join(rs.dir, "..", "plugins"))
+		if err != nil {
+			return nil, err
+		}
+		out, err := exec.Command(c.connectd, "plugin", "install", "--plugin-path", dir, c.pluginBin).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("install plugin: %v: %s", err, out)
+		}
+		c.catalog = dir
+	}
+	var err error
+	if c.port, err = freePort(); err != nil {
+		return nil, err
+	}
+	props := fmt.Sprintf(`bootstrap.servers=%[1]s
+group.id=connectd-%[2]s
+config.storage.topic=connectd-%[2]s-configs
+offset.storage.topic=connectd-%[2]s-offsets
+status.storage.topic=connectd-%[2]s-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+key.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+value.converter=org.apache.kafka.connect.converters.ByteArrayConverter
+exactly.once.source.support=enabled
+listeners=http://127.0.0.1:%[3]d
+plugin.path=%[4]s
+producer.linger.ms=%[5]d
+producer.batch.size=%[6]d
+`, rs.bootstrap, rs.runID, c.port, c.catalog, rs.lingerMs, rs.batchBytes)
+	propsPath := filepath.Join(rs.dir, "connectd-worker.properties")
+	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
+		return nil, err
+	}
+	p, err := startProc("connectd-worker", exec.Command(c.connectd, "worker", propsPath), filepath.Join(rs.dir, "connectd-worker.log"))
+	if err != nil {
+		return nil, err
+	}
+	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", c.port), 120*time.Second, p); err != nil {
+		p.stop(10 * time.Second)
+		return nil, err
+	}
+	return []*proc{p}, nil
+}
+
+func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error) {
+	cfg := map[string]string{
+		"connector.class":          "KafkaReplicationSource",
+		"tasks.max":                strconv.Itoa(rs.tasks),
+		"source.bootstrap.servers": rs.bootstrap,
+		"target.bootstrap.servers": rs.bootstrap,
+		"topics":                   rs.source,
+		"target.topic.format":      "${topic}.replica",
+		"partition.mapping":        "preserve",
+	}
+	cfg["transaction.boundary"] = c.boundary
+	if c.boundary == "interval" {
+		cfg["transaction.boundary.interval.ms"] = strconv.FormatInt(c.interval.Milliseconds(), 10)
+	}
+	for k, v := range c.extra {
+		cfg[k] = v
+	}
+	t0, err := postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", c.port), map[string]any{"name": "repl", "config": cfg})
+	return nil, t0, err
+}
+
+func (c *connectdSystem) cleanup(ctx context.Context, rs *runSpec) {
+	topics, _ := listTopics(rs.bootstrap, "connectd-"+rs.runID)
+	_ = deleteTopics(ctx, rs.bootstrap, append(topics, c.target(rs))...)
+}

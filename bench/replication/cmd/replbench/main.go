@@ -1,0 +1,351 @@
+// Command replbench runs the Kafka replication benchmark (make
+// bench-replication): KafkaReplicationSource with exactly-once support vs
+// MirrorMaker 2's MirrorSourceConnector with exactly-once support vs a raw
+// Go transactional consume→produce loop, side by side on one broker, with
+// the same data, in interleaved order.
+//
+// For every message size it preloads a 6-partition source topic once, then
+// for every repetition runs each system (rotating the order): untimed
+// start-up, then the clock runs from the start of the copy until the last
+// record of every partition is committed on the target. It samples CPU
+// time and RSS of every process of the system (plugins included) and of the
+// broker from /proc, then reads the whole target with read_committed and
+// checks exactly-once: every source record once, in order, unchanged. A
+// run that fails the check is reported as failed and has no throughput.
+//
+//	replbench run -bootstrap ... -sizes 1024:1000000,100:5000000 -reps 3 ...
+//	replbench preload|verify ...   (the pieces, for debugging)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func logf(format string, args ...any) {
+	log.Printf(format, args...)
+}
+
+func main() {
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("replbench: ")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: replbench run|preload|verify [flags]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = cmdRun(ctx, os.Args[2:])
+	case "preload":
+		err = cmdPreload(ctx, os.Args[2:])
+	case "verify":
+		err = cmdVerify(ctx, os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func cmdPreload(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("preload", flag.ExitOnError)
+	bs := fs.String("bootstrap", "", "bootstrap servers")
+	topic := fs.String("topic", "", "topic (created)")
+	parts := fs.Int("partitions", 6, "partitions")
+	n := fs.Int64("records", 1000, "records")
+	size := fs.Int("size", 1024, "value size in bytes")
+	_ = fs.Parse(args)
+	if err := createTopic(ctx, *bs, *topic, *parts); err != nil {
+		return err
+	}
+	return preload(ctx, *bs, *topic, *parts, *n, *size, nil)
+}
+
+func cmdVerify(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("verify", flag.ExitOnError)
+	bs := fs.String("bootstrap", "", "bootstrap servers")
+	topic := fs.String("topic", "", "target topic")
+	parts := fs.Int("partitions", 6, "partitions")
+	n := fs.Int64("records", 1000, "records expected")
+	size := fs.Int("size", 1024, "value size in bytes")
+	_ = fs.Parse(args)
+	v, err := verify(ctx, *bs, *topic, *parts, *n, *size)
+	if err != nil {
+		return err
+	}
+	fmt.Println(v)
+	if !v.ok(*n) {
+		return fmt.Errorf("exactly-once check failed")
+	}
+	return nil
+}
+
+type dataset struct {
+	size    int
+	records int64
+}
+
+func parseSizes(s string) ([]dataset, error) {
+	var out []dataset
+	for _, item := range strings.Split(s, ",") {
+		sz, n, ok := strings.Cut(strings.TrimSpace(item), ":")
+		size, err1 := strconv.Atoi(sz)
+		records, err2 := strconv.ParseInt(n, 10, 64)
+		if !ok || err1 != nil || err2 != nil || size < keyLen || records < 1 {
+			return nil, fmt.Errorf("bad -sizes item %q (want bytes:records, bytes >= %d)", item, keyLen)
+		}
+		out = append(out, dataset{size, records})
+	}
+	return out, nil
+}
+
+func cmdRun(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	bs := fs.String("bootstrap", "", "bootstrap servers of the broker")
+	brokerPid := fs.Int("broker-pid", 0, "pid of the broker (its CPU is reported separately)")
+	sizes := fs.String("sizes", "1024:1000000,100:5000000", "data sets: value bytes:records, comma-separated")
+	parts := fs.Int("partitions", 6, "source partitions")
+	reps := fs.Int("reps", 3, "repetitions (systems run interleaved, order rotating)")
+	systems := fs.String("systems", "connectd,mm2,mm2-interval,raw", "systems to run: connectd (interval boundary), connectd-poll, mm2 (poll boundary, its default), mm2-interval, raw")
+	tasks := fs.Int("tasks", 6, "tasks.max for connectd and MM2")
+	linger := fs.Int("linger-ms", 20, "producer linger.ms for every system")
+	batch := fs.Int("batch-bytes", 1<<20, "producer batch.size for every system")
+	interval := fs.Duration("commit-interval", 100*time.Millisecond, "transaction length of the raw loop and of the interval boundary (connectd, mm2-interval)")
+	mm2cp := fs.String("mm2-classpath", "", "file holding the MirrorMaker 2 classpath")
+	rawBin := fs.String("rawcopy", "", "rawcopy binary")
+	connectdBin := fs.String("connectd", "", "connectd binary (worker daemon, plugin installer)")
+	pluginBin := fs.String("plugin", "", "connectd-kafka-replication plugin binary")
+	connectdProps := fs.String("connectd-props", "", "extra connector properties for connectd, k=v,k=v (tuning experiments)")
+	out := fs.String("out", "bench/out/replication", "output directory")
+	timeout := fs.Duration("run-timeout", 30*time.Minute, "give up on a run after this long")
+	_ = fs.Parse(args)
+
+	data, err := parseSizes(*sizes)
+	if err != nil {
+		return err
+	}
+	stamp := time.Now().UTC().Format("20060102T150405")
+	dir := filepath.Join(*out, stamp)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var sys []system
+	for _, name := range strings.Split(*systems, ",") {
+		switch strings.TrimSpace(name) {
+		case "raw":
+			sys = append(sys, rawSystem{bin: *rawBin, interval: *interval})
+		case "mm2":
+			cp, err := os.ReadFile(*mm2cp)
+			if err != nil {
+				return fmt.Errorf("MM2 classpath: %w", err)
+			}
+			sys = append(sys, &mm2System{classpath: strings.TrimSpace(string(cp)), boundary: "poll"})
+		case "mm2-interval":
+			cp, err := os.ReadFile(*mm2cp)
+			if err != nil {
+				return fmt.Errorf("MM2 classpath: %w", err)
+			}
+			sys = append(sys, &mm2System{classpath: strings.TrimSpace(string(cp)), boundary: "interval", interval: *interval})
+		case "connectd", "connectd-poll":
+			extra := map[string]string{}
+			for _, kv := range strings.Split(*connectdProps, ",") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					extra[strings.TrimSpace(k)] = strings.TrimSpace(v)
+				}
+			}
+			boundary := "interval"
+			if strings.TrimSpace(name) == "connectd-poll" {
+				boundary = "poll"
+			}
+			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, extra: extra, boundary: boundary, interval: *interval})
+		default:
+			return fmt.Errorf("unknown system %q", name)
+		}
+	}
+	rep := newReport(dir, *parts, *linger, *batch, *interval)
+	for _, ds := range data {
+		source := fmt.Sprintf("bench-src-%d-%s", ds.size, strings.ToLower(stamp))
+		logf("data set: %d records of %d B in %d partitions (%s)", ds.records, ds.size, *parts, source)
+		if err := createTopic(ctx, *bs, source, *parts); err != nil {
+			return err
+		}
+		if err := preload(ctx, *bs, source, *parts, ds.records, ds.size, nil); err != nil {
+			return err
+		}
+		for r := range *reps {
+			for i := range sys {
+				s := sys[(i+r)%len(sys)]
+				rs := &runSpec{
+					bootstrap: *bs, source: source, partitions: *parts, records: ds.records, size: ds.size,
+					runID:    fmt.Sprintf("%s-%d-%d-%s", strings.ToLower(stamp), ds.size, r, s.name()),
+					lingerMs: *linger, batchBytes: *batch, tasks: *tasks,
+				}
+				rs.dir = filepath.Join(dir, rs.runID)
+				if err := os.MkdirAll(rs.dir, 0o755); err != nil {
+					return err
+				}
+				res := runOne(ctx, s, rs, *brokerPid, *timeout)
+				res.rep = r + 1
+				rep.add(res)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+		}
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = deleteTopics(dctx, *bs, source)
+		cancel()
+	}
+	return rep.write()
+}
+
+// result is one run's measurements.
+type result struct {
+	system    string
+	size      int
+	records   int64
+	rep       int
+	seconds   float64
+	cpuSUT    float64 // CPU seconds of the system's processes during the copy
+	cpuBroker float64
+	peakRSS   int64 // bytes, summed over the system's processes, whole run
+	procs     string
+	verdict   verdict
+	err       string
+}
+
+func (r result) ok() bool { return r.err == "" && r.verdict.ok(r.records) }
+
+func runOne(ctx context.Context, s system, rs *runSpec, brokerPid int, timeout time.Duration) (res result) {
+	res = result{system: s.name(), size: rs.size, records: rs.records}
+	fail := func(err error) result {
+		res.err = err.Error()
+		logf("%s: FAILED: %v", rs.runID, err)
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s.cleanup(cctx, rs)
+	}()
+
+	sysSampler := newSampler(100 * time.Millisecond)
+	defer sysSampler.close()
+	var broker *sampler
+	if brokerPid > 0 {
+		broker = newSampler(time.Second, brokerPid)
+		defer broker.close()
+	}
+	var procs []*proc
+	defer func() {
+		for _, p := range procs {
+			p.stop(20 * time.Second)
+		}
+	}()
+	pre, err := s.prepare(ctx, rs)
+	if err != nil {
+		return fail(fmt.Errorf("prepare: %w", err))
+	}
+	procs = append(procs, pre...)
+	for _, p := range pre {
+		sysSampler.addRoot(p.pid())
+	}
+	target := s.target(rs)
+	tail, err := newTailer(rs.bootstrap, target, rs.partitions, rs.records)
+	if err != nil {
+		return fail(err)
+	}
+	defer tail.close()
+
+	cpu0 := sysSampler.snapshot()
+	var bcpu0 map[int]time.Duration
+	if broker != nil {
+		bcpu0 = broker.snapshot()
+	}
+	started, t0, err := s.start(ctx, rs)
+	if err != nil {
+		return fail(fmt.Errorf("start: %w", err))
+	}
+	procs = append(procs, started...)
+	for _, p := range started {
+		sysSampler.addRoot(p.pid())
+	}
+	var t1 time.Time
+wait:
+	for {
+		for _, p := range procs {
+			select {
+			case <-p.exited:
+				if !s.finishesByExit() || p.err != nil {
+					return fail(fmt.Errorf("%s exited: %v (log in %s)", p.name, p.err, rs.dir))
+				}
+				t1 = p.at
+				break wait
+			default:
+			}
+		}
+		done, err := tail.complete(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		if done {
+			t1 = time.Now()
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fail(fmt.Errorf("not complete after %v", timeout))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	cpu1 := sysSampler.snapshot()
+	for _, p := range procs {
+		if c, ok := p.exitCPU(); ok {
+			cpu1[p.pid()] = max(cpu1[p.pid()], c)
+		}
+	}
+	res.seconds = t1.Sub(t0).Seconds()
+	res.cpuSUT = cpuBetween(cpu0, cpu1).Seconds()
+	if broker != nil {
+		res.cpuBroker = cpuBetween(bcpu0, broker.snapshot()).Seconds()
+	}
+	for _, p := range procs {
+		p.stop(20 * time.Second)
+	}
+	sysSampler.mu.Lock()
+	res.peakRSS = sysSampler.peakRSS
+	var parts []string
+	for pid, rss := range sysSampler.peakBy {
+		parts = append(parts, fmt.Sprintf("%s[%d]=%dMB/%.1fs", sysSampler.name[pid], pid, rss>>20, (cpu1[pid]-cpu0[pid]).Seconds()))
+	}
+	sysSampler.mu.Unlock()
+	res.procs = strings.Join(parts, " ")
+
+	v, err := verify(ctx, rs.bootstrap, target, rs.partitions, rs.records, rs.size)
+	if err != nil {
+		return fail(fmt.Errorf("verify: %w", err))
+	}
+	res.verdict = v
+	if !v.ok(rs.records) {
+		return fail(fmt.Errorf("exactly-once check failed: %s", v))
+	}
+	logf("%s: %.1fs %.0f rec/s cpu %.1fs (%.2f s/M) rss %dMB broker cpu %.1fs; check %s",
+		rs.runID, res.seconds, float64(rs.records)/res.seconds, res.cpuSUT, res.cpuSUT/float64(rs.records)*1e6,
+		res.peakRSS>>20, res.cpuBroker, v)
+	return res
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type report struct {
+	dir        string
+	partitions int
+	linger     int
+	batch      int
+	interval   time.Duration
+	results    []result
+}
+
+func newReport(dir string, partitions, linger, batch int, interval time.Duration) *report {
+	return &report{dir: dir, partitions: partitions, linger: linger, batch: batch, interval: interval}
+}
+
+func (r *report) add(res result) {
+	r.results = append(r.results, res)
+	_ = r.write() // keep partial results if a later run hangs
+}
+
+func (r *report) write() error {
+	f, err := os.Create(filepath.Join(r.dir, "runs.csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"system", "msg_size", "count", "partitions", "rep", "seconds", "throughput_msgs", "throughput_MBps",
+		"cpu_s_sut", "cpu_s_per_M_sut", "cpu_s_per_M_broker", "rss_MB_peak", "records_read", "dupes", "gaps", "misplaced", "ok", "error", "processes (peak RSS/CPU s during the copy)"})
+	for _, x := range r.results {
+		tp, mbps, cpm, bpm := "", "", "", ""
+		if x.ok() {
+			tp = fmt.Sprintf("%.0f", float64(x.records)/x.seconds)
+			mbps = fmt.Sprintf("%.1f", float64(x.records)*float64(x.size)/x.seconds/1e6)
+			cpm = fmt.Sprintf("%.2f", x.cpuSUT/float64(x.records)*1e6)
+			bpm = fmt.Sprintf("%.2f", x.cpuBroker/float64(x.records)*1e6)
+		}
+		_ = w.Write([]string{x.system, strconv.Itoa(x.size), strconv.FormatInt(x.records, 10), strconv.Itoa(r.partitions), strconv.Itoa(x.rep),
+			fmt.Sprintf("%.2f", x.seconds), tp, mbps, fmt.Sprintf("%.1f", x.cpuSUT), cpm, bpm, strconv.FormatInt(x.peakRSS>>20, 10),
+			strconv.FormatInt(x.verdict.Records, 10), strconv.FormatInt(x.verdict.Duplicates, 10), strconv.FormatInt(x.verdict.Gaps, 10),
+			strconv.FormatInt(x.verdict.Misplaced, 10), strconv.FormatBool(x.ok()), x.err, x.procs})
+	}
+	w.Flush()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.dir, "summary.md"), []byte(r.markdown()), 0o644)
+}
+
+// stats is the median and interquartile range of a sample.
+type stats struct{ med, q1, q3 float64 }
+
+func summarize(xs []float64) stats {
+	if len(xs) == 0 {
+		return stats{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	q := func(p float64) float64 {
+		pos := p * float64(len(s)-1)
+		lo := int(pos)
+		hi := min(lo+1, len(s)-1)
+		return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+	}
+	return stats{q(0.5), q(0.25), q(0.75)}
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Partitions %d; every producer linger.ms=%d batch.size=%d; raw loop and interval boundaries commit every %v.\n"+
+		"Median over the runs that passed the exactly-once check, [IQR] in brackets; CPU = CPU-seconds per million records "+
+		"(system under test; broker separately); RSS = peak summed RSS of all the system's processes.\n\n",
+		r.partitions, r.linger, r.batch, r.interval)
+	var sizes []int
+	for _, x := range r.results {
+		if !slices.Contains(sizes, x.size) {
+			sizes = append(sizes, x.size)
+		}
+	}
+	for _, size := range sizes {
+		var systems []string
+		var records int64
+		for _, x := range r.results {
+			if x.size == size && !slices.Contains(systems, x.system) {
+				systems = append(systems, x.system)
+			}
+			if x.size == size {
+				records = x.records
+			}
+		}
+		fmt.Fprintf(&b, "**%d B × %d records**\n\n", size, records)
+		b.WriteString("| system | runs ok | records/s | MB/s | CPU s/M (system) | CPU s/M (broker) | peak RSS MB |\n|---|---|---|---|---|---|---|\n")
+		med := map[string]map[string]float64{}
+		for _, sys := range systems {
+			var tp, mb, cpu, bcpu, rss []float64
+			ok, total := 0, 0
+			for _, x := range r.results {
+				if x.size != size || x.system != sys {
+					continue
+				}
+				total++
+				if !x.ok() {
+					continue
+				}
+				ok++
+				tp = append(tp, float64(x.records)/x.seconds)
+				mb = append(mb, float64(x.records)*float64(x.size)/x.seconds/1e6)
+				cpu = append(cpu, x.cpuSUT/float64(x.records)*1e6)
+				bcpu = append(bcpu, x.cpuBroker/float64(x.records)*1e6)
+				rss = append(rss, float64(x.peakRSS>>20))
+			}
+			t, m, c, bc, rs := summarize(tp), summarize(mb), summarize(cpu), summarize(bcpu), summarize(rss)
+			med[sys] = map[string]float64{"tp": t.med, "cpu": c.med, "rss": rs.med}
+			fmt.Fprintf(&b, "| %s | %d/%d | %.0f [%.0f–%.0f] | %.1f | %.2f [%.2f–%.2f] | %.2f | %.0f [%.0f–%.0f] |\n",
+				sys, ok, total, t.med, t.q1, t.q3, m.med, c.med, c.q1, c.q3, bc.med, rs.med, rs.q1, rs.q3)
+		}
+		b.WriteString("\n")
+		for _, cs := range systems {
+			c := med[cs]
+			if !strings.HasPrefix(cs, "connectd") || c["tp"] == 0 {
+				continue
+			}
+			for _, other := range systems {
+				o := med[other]
+				if strings.HasPrefix(other, "connectd") || o["tp"] == 0 {
+					continue
+				}
+				fmt.Fprintf(&b, "- %s / %s: throughput %.2f×, CPU per record %.2f×, peak RSS %.2f×\n",
+					cs, other, c["tp"]/o["tp"], c["cpu"]/o["cpu"], c["rss"]/o["rss"])
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}

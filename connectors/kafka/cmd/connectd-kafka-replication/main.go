@@ -1,0 +1,10 @@
+// Command connectd-kafka-replication is the KafkaReplicationSource
+// connector plugin.
+package main
+
+import (
+	kafka "github.com/connectd/connectd/connectors/kafka"
+	"github.com/connectd/connectd/plugins"
+)
+
+func main() { plugins.Serve(kafka.NewConnector()) }

@@ -1,0 +1,452 @@
+package kafka
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/sdk"
+)
+
+// Configuration keys of KafkaReplicationSource.
+const (
+	KeySourceBootstrap      = "source.bootstrap.servers"
+	KeySourceClusterAlias   = "source.cluster.alias"
+	KeyTopics               = "topics"
+	KeyTopicsRegex          = "topics.regex"
+	KeyTopicsExclude        = "topics.exclude"
+	KeyRefreshInterval      = "topic.refresh.interval.ms"
+	KeyTargetBootstrap      = "target.bootstrap.servers"
+	KeyTargetFormat         = "target.topic.format"
+	KeyTargetReplication    = "target.topic.replication.factor"
+	KeyPartitionMapping     = "partition.mapping"
+	KeyProvenanceHeaders    = "provenance.headers"
+	KeyPollMaxRecords       = "poll.max.records"
+	KeyPollMaxBytes         = "poll.max.bytes"
+	KeyPollTimeout          = "poll.timeout.ms"
+	KeyUnreachableTimeout   = "source.unreachable.timeout.ms"
+	PrefixSourceConsumer    = "source.consumer."
+	PrefixSourceAdmin       = "source.admin."
+	PrefixTargetAdmin       = "target.admin."
+	PrefixTargetTopicConfig = "target.topic.config."
+)
+
+// Keys the connector adds to each task configuration. They are not user
+// configuration: TaskConfigs computes them.
+const (
+	taskKeyPartitions       = "task.partitions"        // "topic:partition,..." this task owns
+	taskKeySourceCluster    = "task.source.cluster"    // cluster name used in source partitions
+	taskKeyTargetPartitions = "task.target.partitions" // "target-topic:count,..." (key-hash only)
+)
+
+// Partition mappings.
+const (
+	MappingPreserve = "preserve"
+	MappingKeyHash  = "key-hash"
+)
+
+// Provenance header names (added when provenance.headers=true). Values are
+// UTF-8 text; partition and offset are decimal.
+const (
+	HeaderSourceCluster   = "connectd.source.cluster"
+	HeaderSourceTopic     = "connectd.source.topic"
+	HeaderSourcePartition = "connectd.source.partition"
+	HeaderSourceOffset    = "connectd.source.offset"
+)
+
+const topicPlaceholder = "${topic}"
+
+// configDef returns the connector's own keys. The framework adds the common
+// ones (name, tasks.max, converters, transforms, errors.*, transaction.*).
+func configDef() *configdef.Def {
+	const (
+		gSource = "Source cluster"
+		gTopics = "Topics"
+		gTarget = "Target cluster"
+		gTune   = "Tuning"
+	)
+	return configdef.New().
+		Define(configdef.Key{
+			Name: KeySourceBootstrap, Type: configdef.String, Required: true, Importance: configdef.High,
+			Validator: configdef.NonEmptyString(), Group: gSource, OrderInGroup: 1, Width: configdef.WidthLong,
+			DisplayName: "Source bootstrap servers",
+			Documentation: "Comma-separated host:port list of the source cluster. Client settings for it " +
+				"(security.protocol, sasl.*, ssl.*, fetch tuning) go in source.consumer.* (librdkafka names); " +
+				"security.*, sasl.* and ssl.* also apply to the connector's source admin client, and " +
+				"source.admin.* adds admin-only settings.",
+		}).
+		Define(configdef.Key{
+			Name: KeyUnreachableTimeout, Type: configdef.Long, Default: int64(60000), Importance: configdef.Medium,
+			Validator: configdef.AtLeast(int64(0)), Group: gSource, OrderInGroup: 3,
+			DisplayName: "Source unreachable timeout (ms)",
+			Documentation: "How long a task keeps waiting (returning empty polls, logging warnings) while no broker " +
+				"of the source cluster answers, before it fails with a trace; the framework then restarts it with " +
+				"backoff. 0 waits forever.",
+		}).
+		Define(configdef.Key{
+			Name: KeySourceClusterAlias, Type: configdef.String, Default: "", Importance: configdef.Medium,
+			Group: gSource, OrderInGroup: 2, DisplayName: "Source cluster name",
+			Documentation: "Name of the source cluster in the source partitions ({cluster, topic, partition}) " +
+				"under which offsets are stored. Empty (the default) uses the source cluster's ID, so that " +
+				"pointing the connector at a different cluster never resumes from the old cluster's offsets. " +
+				"Changing it restarts replication from the beginning.",
+		}).
+		Define(configdef.Key{
+			Name: KeyTopics, Type: configdef.List, Default: "", Importance: configdef.High,
+			Group: gTopics, OrderInGroup: 1, DisplayName: "Topics",
+			Documentation: "Source topics to replicate. Exactly one of topics and topics.regex must be set. " +
+				"A listed topic that does not exist fails the connector with a retriable error until it appears.",
+		}).
+		Define(configdef.Key{
+			Name: KeyTopicsRegex, Type: configdef.String, Default: "", Importance: configdef.High,
+			Validator: configdef.Regex(), Group: gTopics, OrderInGroup: 2, DisplayName: "Topics regex",
+			Documentation: "Regular expression (RE2 syntax, matched against the whole name) selecting the " +
+				"source topics. New matching topics and added partitions are picked up without a restart. " +
+				"Internal topics (names starting with __) never match.",
+		}).
+		Define(configdef.Key{
+			Name: KeyTopicsExclude, Type: configdef.String, Default: "", Importance: configdef.Low,
+			Validator: configdef.Regex(), Group: gTopics, OrderInGroup: 3, DisplayName: "Excluded topics regex",
+			Documentation: "Regular expression (whole name) of source topics never to replicate, applied " +
+				"after topics or topics.regex.",
+		}).
+		Define(configdef.Key{
+			Name: KeyRefreshInterval, Type: configdef.Long, Default: int64(30000), Importance: configdef.Low,
+			Validator: configdef.AtLeast(int64(100)), Group: gTopics, OrderInGroup: 4,
+			DisplayName: "Topic refresh interval (ms)",
+			Documentation: "How often the connector lists the source topics to find new topics and added " +
+				"partitions, and checks the target topics.",
+		}).
+		Define(configdef.Key{
+			Name: KeyTargetBootstrap, Type: configdef.String, Required: true, Importance: configdef.High,
+			Validator: configdef.NonEmptyString(), Group: gTarget, OrderInGroup: 1, Width: configdef.WidthLong,
+			DisplayName: "Target bootstrap servers",
+			Documentation: "Bootstrap servers of the cluster the worker writes to. The connector uses them " +
+				"only for its admin client: to create and check target topics and to refuse replicating a " +
+				"topic onto itself. Admin client settings go in target.admin.*.",
+		}).
+		Define(configdef.Key{
+			Name: KeyTargetFormat, Type: configdef.String, Default: topicPlaceholder, Importance: configdef.High,
+			Validator: configdef.Func("a topic name containing ${topic}", validateFormat),
+			Group:     gTarget, OrderInGroup: 2, DisplayName: "Target topic name format",
+			Documentation: "Target topic name; ${topic} is replaced by the source topic name, e.g. " +
+				"${topic}.replica or backup.${topic}. When source and target are the same cluster, the " +
+				"identity format ${topic} is refused (it would copy a topic onto itself), topics.regex never " +
+				"selects topics named like targets (e.g. *.replica), and a topics list may not name the target " +
+				"of another listed topic.",
+		}).
+		Define(configdef.Key{
+			Name: KeyPartitionMapping, Type: configdef.String, Default: MappingPreserve, Importance: configdef.High,
+			Validator: configdef.OneOf(MappingPreserve, MappingKeyHash), Group: gTarget, OrderInGroup: 3,
+			DisplayName: "Partition mapping",
+			Documentation: "preserve: a record goes to the target partition with its source partition's " +
+				"number; target topics are created with the source's partition count, and a pre-existing " +
+				"target with fewer partitions fails the connector. key-hash: the target partition is " +
+				"murmur2(key) modulo the target's partition count (Kafka's default partitioner), records " +
+				"with a null key keep their source partition number modulo that count.",
+		}).
+		Define(configdef.Key{
+			Name: KeyTargetReplication, Type: configdef.Short, Default: int16(-1), Importance: configdef.Medium,
+			Validator: configdef.Func("-1 (broker default) or at least 1", func(key string, v any) error {
+				if n, _ := v.(int16); n == 0 || n < -1 {
+					return configdef.Invalid(key, v, "must be -1 (broker default) or at least 1")
+				}
+				return nil
+			}),
+			Group: gTarget, OrderInGroup: 4, DisplayName: "Target topic replication factor",
+			Documentation: "Replication factor of target topics the connector creates; -1 uses the broker's " +
+				"default.replication.factor. Topic-level configs for created topics go in target.topic.config.*.",
+		}).
+		Define(configdef.Key{
+			Name: KeyProvenanceHeaders, Type: configdef.Boolean, Default: false, Importance: configdef.Medium,
+			Group: gTarget, OrderInGroup: 5, DisplayName: "Provenance headers",
+			Documentation: "Append headers connectd.source.cluster, connectd.source.topic, " +
+				"connectd.source.partition and connectd.source.offset (UTF-8 text) to every copied record, " +
+				"after the record's own headers.",
+		}).
+		Define(configdef.Key{
+			Name: KeyPollMaxRecords, Type: configdef.Int, Default: int32(2000), Importance: configdef.Low,
+			Validator: configdef.AtLeast(int32(1)), Group: gTune, OrderInGroup: 1, DisplayName: "Max records per poll",
+			Documentation: "Most records one poll returns. With transaction.boundary=poll every poll is one " +
+				"transaction, so larger polls mean fewer, cheaper commits.",
+		}).
+		Define(configdef.Key{
+			Name: KeyPollMaxBytes, Type: configdef.Int, Default: int32(1 << 20), Importance: configdef.Low,
+			Validator: configdef.AtLeast(int32(1)), Group: gTune, OrderInGroup: 2, DisplayName: "Max bytes per poll",
+			Documentation: "Most key+value+header bytes one poll returns (the record that crosses the limit is included). " +
+				"The worker holds a few polls per task in flight, so this bounds the memory a task needs on both " +
+				"sides of the plugin boundary; with transaction.boundary=poll it is also the transaction size.",
+		}).
+		Define(configdef.Key{
+			Name: KeyPollTimeout, Type: configdef.Int, Default: int32(1000), Importance: configdef.Low,
+			Validator: configdef.Between(int32(1), int32(10000)), Group: gTune, OrderInGroup: 3,
+			DisplayName: "Poll timeout (ms)",
+			Documentation: "How long a poll waits for the first record before returning an empty batch. " +
+				"Once a record arrived, the poll drains what the consumer has buffered without waiting.",
+		})
+}
+
+// Config is a parsed KafkaReplicationSource configuration.
+type Config struct {
+	SourceBootstrap string
+	// SourceClusterAlias is empty when the source cluster ID names the cluster.
+	SourceClusterAlias string
+	// SourceConsumer holds source.consumer.* with the prefix removed.
+	SourceConsumer map[string]string
+	// SourceAdmin is the source admin client's configuration without
+	// bootstrap.servers: the security settings of SourceConsumer overlaid
+	// with source.admin.*.
+	SourceAdmin map[string]string
+
+	Topics        []string       // explicit list, or nil when TopicsRegex is set
+	TopicsRegex   *regexp.Regexp // anchored; nil when Topics is set
+	TopicsExclude *regexp.Regexp // anchored; nil when unset
+	Refresh       time.Duration
+
+	TargetBootstrap   string
+	TargetAdmin       map[string]string // target.admin.* without the prefix
+	TargetFormat      TopicFormat
+	TargetReplication int16
+	TargetTopicConfig map[string]string // target.topic.config.* without the prefix
+	Mapping           string
+	Provenance        bool
+
+	PollMaxRecords int
+	PollMaxBytes   int
+	PollTimeout    time.Duration
+	// UnreachableTimeout is how long a task tolerates an unreachable source
+	// cluster before failing; 0 means forever.
+	UnreachableTimeout time.Duration
+	// StartAtEnd is true when source.consumer.auto.offset.reset asks for
+	// latest: partitions without a committed offset then start at their end.
+	StartAtEnd bool
+}
+
+// TopicFormat maps source topic names to target topic names.
+type TopicFormat struct{ format string }
+
+// Target returns the target topic name for source topic t.
+func (f TopicFormat) Target(t string) string {
+	return strings.ReplaceAll(f.format, topicPlaceholder, t)
+}
+
+// Identity reports whether every topic maps onto its own name.
+func (f TopicFormat) Identity() bool { return f.format == topicPlaceholder }
+
+func (f TopicFormat) String() string { return f.format }
+
+// pattern matches every name Target can produce.
+func (f TopicFormat) pattern() *regexp.Regexp {
+	parts := strings.Split(f.format, topicPlaceholder)
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	return regexp.MustCompile(`^` + strings.Join(parts, `.+`) + `$`)
+}
+
+var legalTopicChars = regexp.MustCompile(`^[a-zA-Z0-9._-]*$`)
+
+func validateFormat(key string, v any) error {
+	s, _ := v.(string)
+	if !strings.Contains(s, topicPlaceholder) {
+		return configdef.Invalid(key, v, "must contain "+topicPlaceholder+" so that different source topics map to different target topics")
+	}
+	if lit := strings.ReplaceAll(s, topicPlaceholder, ""); !legalTopicChars.MatchString(lit) {
+		return configdef.Invalid(key, v, "the text around "+topicPlaceholder+" may only contain ASCII letters, digits, '.', '_' and '-'")
+	}
+	return nil
+}
+
+// securityPrefixes are the client settings that concern how to reach a
+// cluster rather than how to consume from it: they are shared by the
+// task's consumer and the connector's admin client.
+var securityPrefixes = []string{"security.", "sasl.", "ssl.", "client.dns.lookup", "socket.", "broker.address.family"}
+
+// consumerRule checks source.consumer.* keys the connector owns or
+// restricts: a value that breaks exactly-once or the connector's control of
+// positions is refused.
+func consumerRule(key, value string) string {
+	switch {
+	case key == "bootstrap.servers":
+		return "set " + KeySourceBootstrap + " instead"
+	case key == "isolation.level" && value != "read_committed":
+		return "the source consumer must read with isolation.level=read_committed, or records of aborted upstream transactions would be copied"
+	case key == "enable.auto.commit" && strings.EqualFold(value, "true"):
+		return "the connector keeps its positions in connectd's offsets, never in upstream consumer groups"
+	case key == "enable.auto.offset.store" && strings.EqualFold(value, "true"):
+		return "the connector keeps its positions in connectd's offsets, never in upstream consumer groups"
+	case strings.HasPrefix(key, "go."):
+		return "Go client settings are owned by the connector"
+	case key == "auto.offset.reset" && !slices.Contains([]string{"smallest", "earliest", "beginning", "largest", "latest", "end", "error"}, value):
+		return "must be one of earliest, latest (or librdkafka's smallest, beginning, largest, end, error)"
+	}
+	return ""
+}
+
+// ParseConfig parses connector (or task) properties. The error lists every
+// problem; Validate reports the same problems per key.
+func ParseConfig(props map[string]string) (*Config, error) {
+	vals, err := configDef().Parse(props)
+	if err != nil {
+		return nil, err
+	}
+	if fe := crossKeyErrors(props); len(fe) > 0 {
+		msgs := make([]string, len(fe))
+		for i, e := range fe {
+			msgs[i] = e.Message
+		}
+		return nil, fmt.Errorf("invalid configuration: %s", strings.Join(msgs, "; "))
+	}
+	c := &Config{
+		SourceBootstrap:    vals.String(KeySourceBootstrap),
+		SourceClusterAlias: vals.String(KeySourceClusterAlias),
+		SourceConsumer:     withPrefix(props, PrefixSourceConsumer),
+		TargetBootstrap:    vals.String(KeyTargetBootstrap),
+		TargetAdmin:        withPrefix(props, PrefixTargetAdmin),
+		TargetFormat:       TopicFormat{vals.String(KeyTargetFormat)},
+		TargetReplication:  vals.Short(KeyTargetReplication),
+		TargetTopicConfig:  withPrefix(props, PrefixTargetTopicConfig),
+		Mapping:            vals.String(KeyPartitionMapping),
+		Provenance:         vals.Bool(KeyProvenanceHeaders),
+		Refresh:            time.Duration(vals.Long(KeyRefreshInterval)) * time.Millisecond,
+		PollMaxRecords:     int(vals.Int(KeyPollMaxRecords)),
+		PollMaxBytes:       int(vals.Int(KeyPollMaxBytes)),
+		PollTimeout:        time.Duration(vals.Int(KeyPollTimeout)) * time.Millisecond,
+		UnreachableTimeout: time.Duration(vals.Long(KeyUnreachableTimeout)) * time.Millisecond,
+	}
+	c.SourceAdmin = map[string]string{}
+	for k, v := range c.SourceConsumer {
+		for _, p := range securityPrefixes {
+			if strings.HasPrefix(k, p) {
+				c.SourceAdmin[k] = v
+			}
+		}
+	}
+	maps.Copy(c.SourceAdmin, withPrefix(props, PrefixSourceAdmin))
+	switch c.SourceConsumer["auto.offset.reset"] {
+	case "largest", "latest", "end":
+		c.StartAtEnd = true
+	}
+	if re := vals.String(KeyTopicsRegex); re != "" {
+		c.TopicsRegex = regexp.MustCompile(`^(?:` + re + `)$`) // compiled by the validator already
+	} else {
+		c.Topics = vals.List(KeyTopics)
+	}
+	if ex := vals.String(KeyTopicsExclude); ex != "" {
+		c.TopicsExclude = regexp.MustCompile(`^(?:` + ex + `)$`)
+	}
+	return c, nil
+}
+
+// crossKeyErrors checks the rules a single key's validator cannot express.
+// It reads raw properties, so that Validate can report these problems next
+// to per-key type errors.
+func crossKeyErrors(props map[string]string) []sdk.FieldError {
+	var errs []sdk.FieldError
+	raw := func(k string) string { return strings.TrimSpace(props[k]) }
+	topics := rawList(props[KeyTopics])
+	re := raw(KeyTopicsRegex)
+	switch {
+	case len(topics) == 0 && re == "":
+		errs = append(errs, sdk.FieldError{Key: KeyTopics, Message: "one of topics and topics.regex must be set"})
+	case len(topics) > 0 && re != "":
+		errs = append(errs, sdk.FieldError{Key: KeyTopicsRegex, Message: "topics and topics.regex are mutually exclusive: set only one"})
+	}
+	for _, t := range topics {
+		if msg := topicNameProblem(t); msg != "" {
+			errs = append(errs, sdk.FieldError{Key: KeyTopics, Message: fmt.Sprintf("topic %q %s", t, msg)})
+		}
+	}
+	format := TopicFormat{topicPlaceholder}
+	if f, ok := props[KeyTargetFormat]; ok {
+		format = TopicFormat{strings.TrimSpace(f)}
+	}
+	if validateFormat(KeyTargetFormat, format.format) == nil {
+		for _, t := range topics {
+			if topicNameProblem(t) != "" {
+				continue
+			}
+			if msg := topicNameProblem(format.Target(t)); msg != "" {
+				errs = append(errs, sdk.FieldError{Key: KeyTargetFormat, Message: fmt.Sprintf("target topic %q of %q %s", format.Target(t), t, msg)})
+			}
+		}
+	}
+	if format.Identity() && sameServers(raw(KeySourceBootstrap), raw(KeyTargetBootstrap)) {
+		errs = append(errs, sdk.FieldError{Key: KeyTargetFormat, Message: selfReplicationMessage})
+	}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if sub, ok := strings.CutPrefix(k, PrefixSourceConsumer); ok {
+			if msg := consumerRule(sub, strings.TrimSpace(props[k])); msg != "" {
+				errs = append(errs, sdk.FieldError{Key: k, Message: fmt.Sprintf("%s=%s is not allowed: %s", k, props[k], msg)})
+			}
+		}
+		if sub, ok := strings.CutPrefix(k, PrefixSourceAdmin); ok && sub == "bootstrap.servers" {
+			errs = append(errs, sdk.FieldError{Key: k, Message: k + " is not allowed: set " + KeySourceBootstrap + " instead"})
+		}
+		if sub, ok := strings.CutPrefix(k, PrefixTargetAdmin); ok && sub == "bootstrap.servers" {
+			errs = append(errs, sdk.FieldError{Key: k, Message: k + " is not allowed: set " + KeyTargetBootstrap + " instead"})
+		}
+	}
+	return errs
+}
+
+const selfReplicationMessage = "source and target are the same cluster and " + KeyTargetFormat + " is " + topicPlaceholder +
+	": every topic would be copied onto itself; use a format such as ${topic}.replica"
+
+// rawList splits a LIST value as configdef does: on commas, trimmed, ""
+// is the empty list.
+func rawList(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+// topicNameProblem returns why name is not a legal Kafka topic name, or "".
+func topicNameProblem(name string) string {
+	switch {
+	case name == "" || name == "." || name == "..":
+		return "is not a legal topic name"
+	case len(name) > 249:
+		return "is longer than 249 characters"
+	case !legalTopicChars.MatchString(name):
+		return "may only contain ASCII letters, digits, '.', '_' and '-'"
+	}
+	return ""
+}
+
+// sameServers reports whether two bootstrap lists name the same set of
+// addresses (a cheap, static self-replication check; the connector also
+// compares cluster IDs at run time).
+func sameServers(a, b string) bool {
+	norm := func(s string) []string {
+		var out []string
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.ToLower(strings.TrimSpace(p)); p != "" {
+				out = append(out, p)
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	x, y := norm(a), norm(b)
+	return len(x) > 0 && slices.Equal(x, y)
+}
+
+func withPrefix(props map[string]string, prefix string) map[string]string {
+	out := map[string]string{}
+	for k, v := range props {
+		if sub, ok := strings.CutPrefix(k, prefix); ok && sub != "" {
+			out[sub] = v
+		}
+	}
+	return out
+}

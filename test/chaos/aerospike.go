@@ -1,0 +1,193 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	as "github.com/aerospike/aerospike-client-go/v7"
+
+	"github.com/connectd/connectd/connectors/aerospike/aerofake"
+)
+
+// aeroServer is the Aerospike test server running as its own process
+// (`connectd dev aerospike --control`), disturbed through its control API.
+type aeroServer struct {
+	proc    *child
+	Addr    string // host:port of the Aerospike protocol
+	control string // http://host:port
+	hc      *http.Client
+	client  *as.Client
+}
+
+// lineWatcher collects a child's stdout lines.
+type lineWatcher struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *lineWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *lineWatcher) value(prefix string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, line := range strings.Split(w.buf.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func startAerospike(ctx context.Context, connectd, logPath string) (*aeroServer, error) {
+	var lw lineWatcher
+	p, err := startChild(logPath, &lw, nil, connectd, "dev", "aerospike",
+		"--listen", "127.0.0.1:0", "--control", "127.0.0.1:0", "--namespaces", "test")
+	if err != nil {
+		return nil, err
+	}
+	s := &aeroServer{proc: p, hc: &http.Client{Timeout: 10 * time.Second}}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.Addr == "" || s.control == "" {
+		s.Addr, s.control = lw.value("AEROSPIKE_ADDR="), lw.value("AEROSPIKE_CONTROL=")
+		if !p.alive() {
+			return nil, fmt.Errorf("aerospike test server exited: %v\n%s", p.exitErr(), p.logTail(20))
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			p.kill()
+			return nil, fmt.Errorf("aerospike test server printed no addresses within 30 s\n%s", p.logTail(20))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	host, portStr, _ := net.SplitHostPort(s.Addr)
+	port, _ := strconv.Atoi(portStr)
+	cp := as.NewClientPolicy()
+	cp.Timeout = 10 * time.Second
+	s.client, err = as.NewClientWithPolicyAndHost(cp, as.NewHost(host, port))
+	if err != nil {
+		p.kill()
+		return nil, fmt.Errorf("aerospike client: %w", err)
+	}
+	return s, nil
+}
+
+func (s *aeroServer) close() {
+	if s.client != nil {
+		s.client.Close()
+	}
+	s.proc.terminate(10 * time.Second)
+}
+
+func (s *aeroServer) call(ctx context.Context, method, path string, body any, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.control+path, rd)
+	if err != nil {
+		return err
+	}
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("aerospike control %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("aerospike control %s %s: %s %s", method, path, resp.Status, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+func (s *aeroServer) inject(ctx context.Context, f aerofake.ControlFault) error {
+	return s.call(ctx, http.MethodPost, "/faults", f, nil)
+}
+
+func (s *aeroServer) clearFaults(ctx context.Context) error {
+	return s.call(ctx, http.MethodDelete, "/faults", nil, nil)
+}
+
+func (s *aeroServer) dropConnections(ctx context.Context) error {
+	return s.call(ctx, http.MethodPost, "/connections/drop", nil, nil)
+}
+
+func (s *aeroServer) stats(ctx context.Context) (aerofake.Stats, error) {
+	var st aerofake.Stats
+	err := s.call(ctx, http.MethodGet, "/stats", nil, &st)
+	return st, err
+}
+
+// counters scans the set with the real client and returns the amount bin
+// of every record by its stored user key (the sink runs with send.key),
+// and the records that have no integer amount bin.
+func (s *aeroServer) counters(set string) (map[string]int64, []string, error) {
+	sp := as.NewScanPolicy()
+	sp.TotalTimeout = 60 * time.Second
+	rs, err := s.client.ScanAll(sp, "test", set)
+	if err != nil {
+		return nil, nil, fmt.Errorf("scan %s: %w", set, err)
+	}
+	defer rs.Close()
+	out := map[string]int64{}
+	var odd []string
+	for res := range rs.Results() {
+		if res.Err != nil {
+			return nil, nil, fmt.Errorf("scan %s: %w", set, res.Err)
+		}
+		r := res.Record
+		var key string
+		if r.Key != nil && r.Key.Value() != nil {
+			key = fmt.Sprint(r.Key.Value().GetObject())
+		} else {
+			key = fmt.Sprintf("digest:%x", r.Key.Digest())
+		}
+		switch v := r.Bins["amount"].(type) {
+		case int:
+			out[key] = int64(v)
+		case int64:
+			out[key] = v
+		default:
+			odd = append(odd, fmt.Sprintf("%s (amount %v)", key, r.Bins["amount"]))
+		}
+	}
+	return out, odd, nil
+}
+
+// amount reads one counter: ok is false when the record or its integer
+// amount bin does not exist.
+func (s *aeroServer) amount(set, key string) (int64, bool) {
+	k, err := as.NewKey("test", set, key)
+	if err != nil {
+		return 0, false
+	}
+	r, err := s.client.Get(nil, k, "amount")
+	if err != nil || r == nil {
+		return 0, false
+	}
+	switch v := r.Bins["amount"].(type) {
+	case int:
+		return int64(v), true
+	case int64:
+		return v, true
+	}
+	return 0, false
+}

@@ -1,0 +1,137 @@
+package chaos
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// The growth rule: noise and a warm-up step are not growth; a steady climb
+// is, and so is a late jump.
+func TestTrendRule(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 360 // 30 min at 5 s
+	ts := make([]time.Duration, n)
+	for i := range ts {
+		ts[i] = time.Duration(i) * 5 * time.Second
+	}
+	series := func(f func(i int) float64) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = f(i)
+		}
+		return xs
+	}
+	for _, tc := range []struct {
+		name string
+		xs   []float64
+		grow bool
+	}{
+		{"flat with noise and dips", series(func(i int) float64 {
+			v := 150 + r.NormFloat64()*10
+			if i%40 == 0 {
+				v = 60 // a killed worker restarts small
+			}
+			return v
+		}), false},
+		{"warm-up then flat", series(func(i int) float64 { return 150 - 100*math.Exp(-float64(i)/15) + r.NormFloat64()*5 }), false},
+		{"steady leak", series(func(i int) float64 { return 150 + float64(i)*0.5 + r.NormFloat64()*5 }), true},
+		{"late jump", series(func(i int) float64 {
+			if i > 3*n/4 {
+				return 260
+			}
+			return 150
+		}), true},
+		{"small relative growth below the absolute floor", series(func(i int) float64 { return 20 + float64(i)*0.03 }), false},
+	} {
+		tr := trendOf(tc.name, "MiB", tc.xs, ts, 0.25, 32, true)
+		if tr.Growing != tc.grow {
+			t.Errorf("%s: growing=%v (early %.1f late %.1f slope %.1f/h), want %v", tc.name, tr.Growing, tr.Early, tr.Late, tr.SlopePerHour, tc.grow)
+		}
+	}
+	if tr := trendOf("short", "MiB", []float64{1, 2, 3}, ts[:3], 0.25, 32, true); tr.Judged {
+		t.Error("three samples were judged")
+	}
+	// The slope of a clean line is its slope.
+	line := series(func(i int) float64 { return float64(i) })
+	if s := theilSen(line, ts) * float64(time.Hour); math.Abs(s-720) > 1e-6 {
+		t.Errorf("Theil–Sen slope of 1 per 5 s = %.3f/h, want 720", s)
+	}
+}
+
+// Recovery attribution: a plugin crash owns only its connector's units on
+// its worker; a FAILED episode in the sink's scope belongs to the latest
+// Aerospike fault before it; a disruptive fault owns the rest of its
+// window. Recovery counts from the fault for faults that stop units at
+// once, from the failure for Aerospike trouble.
+func TestAttribute(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	kill := &event{Kind: KindWorkerKill, Disruptive: true, At: at(0), WindowEnd: at(30)}
+	rejoin := &event{Kind: kindRejoin, Consequence: true, At: at(30), WindowEnd: at(60)}
+	plugin := &event{Kind: KindPluginKill, At: at(5), WindowEnd: at(65), scope: map[string]bool{connRepl: true}, worker: "w3"}
+	aero1 := &event{Kind: KindAeroErrors, At: at(10), WindowEnd: at(70), scope: map[string]bool{connSink: true}, failuresOnly: true}
+	aero2 := &event{Kind: KindAeroLatency, At: at(20), WindowEnd: at(80), scope: map[string]bool{connSink: true}, failuresOnly: true}
+	evs := []*event{kill, plugin, aero1, aero2, rejoin}
+	eps := []episode{
+		{Unit: unit{connDatagen, 0}, Start: at(0.5), End: at(14), Why: "RUNNING on w1 which is down", Worker: "w1"},
+		{Unit: unit{connRepl, 1}, Start: at(5.5), End: at(9), Why: "RUNNING on w3 without a plugin process", Worker: "w3"},
+		{Unit: unit{connRepl, 0}, Start: at(6), End: at(8), Why: "UNASSIGNED", Worker: "w2"}, // not on w3: the kill's
+		{Unit: unit{connSink, 2}, Start: at(25), End: at(27), Why: "FAILED", Worker: "w2"},   // after aero2: aero2's
+		{Unit: unit{connSink, 0}, Start: at(31), End: at(33), Why: "UNASSIGNED", Worker: "w2"},
+	}
+	attribute(evs, eps)
+	for _, tc := range []struct {
+		e    *event
+		rec  time.Duration
+		down []string
+	}{
+		{kill, 14 * time.Second, []string{"chaos-datagen-0", "chaos-repl-0"}},
+		{plugin, 4 * time.Second, []string{"chaos-repl-1"}},
+		{aero1, 0, nil},
+		{aero2, 2 * time.Second, []string{"chaos-sink-2"}},
+		{rejoin, 3 * time.Second, []string{"chaos-sink-0"}},
+	} {
+		if tc.e.Recovery != tc.rec || !slices.Equal(tc.e.Down, tc.down) {
+			t.Errorf("%s: recovery %v down %v, want %v %v", tc.e.Kind, tc.e.Recovery, tc.e.Down, tc.rec, tc.down)
+		}
+	}
+	// Pause/resume: the episode began at the pause, before At (the
+	// resume); recovery counts from the resume.
+	pr := &event{Kind: KindPauseResume, Disruptive: true, At: at(10), WindowEnd: at(40), scope: map[string]bool{connSink: true}}
+	attribute([]*event{pr}, []episode{{Unit: unit{connSink, 0}, Start: at(2), End: at(11.5), Why: "PAUSED"}})
+	if pr.Recovery != 1500*time.Millisecond {
+		t.Errorf("pause/resume recovery %v, want 1.5s", pr.Recovery)
+	}
+}
+
+// Every corpus kind builds a record, and the ones the sink must refuse for
+// their key carry the key they are about.
+func TestBadRecordCorpus(t *testing.T) {
+	for i, kind := range badRecordKinds {
+		k, v := badRecord(kind, i, "k7")
+		if v == nil {
+			t.Errorf("%s: null value (a tombstone is valid input, not bad input)", kind)
+		}
+		switch kind {
+		case "null-key":
+			if k != nil {
+				t.Errorf("null-key has key %q", k)
+			}
+		case "empty-key":
+			if k == nil || len(k) != 0 {
+				t.Errorf("empty-key has key %q", k)
+			}
+		case "float-into-integer-counter":
+			if string(k) != "k7" {
+				t.Errorf("float record key %q", k)
+			}
+		default:
+			if string(k) == "k7" || len(k) == 0 {
+				t.Errorf("%s: key %q must not be a counter's", kind, k)
+			}
+		}
+	}
+}

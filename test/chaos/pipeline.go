@@ -1,0 +1,175 @@
+package chaos
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+
+	"github.com/connectd/connectd/connectors/datagen"
+)
+
+// The pipeline's connectors.
+const (
+	connDatagen = "chaos-datagen"
+	connRepl    = "chaos-repl"
+	connSink    = "chaos-sink"
+
+	sinkSet = "counters"
+	// badHeader marks the malformed records the suite writes into the
+	// source topic on purpose; its value is the record's corpus id.
+	badHeader = "chaos.bad"
+)
+
+// pipeline holds the names and the evolving configs of the three
+// connectors.
+type pipeline struct {
+	bootstrap   string
+	source      string // datagen's topic
+	replica     string // the replication's target topic
+	sinkDLQ     string
+	replDLQ     string
+	aerospike   string // host:port
+	seed        int64
+	cardinality int
+	partitions  int
+	// datagenTasks never changes during a run: the counter sequence
+	// assigns seq ≡ task (mod tasks), so the check needs a fixed count.
+	datagenTasks int
+
+	mu      sync.Mutex
+	configs map[string]map[string]string
+}
+
+func newPipeline(bootstrap, prefix, aerospike string, seed int64) *pipeline {
+	p := &pipeline{
+		bootstrap:    bootstrap,
+		source:       prefix + "-source",
+		sinkDLQ:      prefix + "-sink-dlq",
+		replDLQ:      prefix + "-repl-dlq",
+		aerospike:    aerospike,
+		seed:         seed,
+		cardinality:  50,
+		partitions:   6,
+		datagenTasks: 3,
+	}
+	p.replica = p.source + ".replica"
+	p.configs = map[string]map[string]string{
+		connDatagen: {
+			"connector.class":                  "DatagenSource",
+			"tasks.max":                        strconv.Itoa(p.datagenTasks),
+			datagen.KeyTopic:                   p.source,
+			datagen.KeyQuickstart:              datagen.Counter,
+			datagen.KeyMaxInterval:             "40",
+			datagen.KeyCardinality:             strconv.Itoa(p.cardinality),
+			datagen.KeySeed:                    strconv.FormatInt(seed, 10),
+			"key.converter":                    "org.apache.kafka.connect.storage.StringConverter",
+			"value.converter":                  "org.apache.kafka.connect.json.JsonConverter",
+			"value.converter.schemas.enable":   "false",
+			"exactly.once.support":             "required",
+			"transaction.boundary":             "interval",
+			"transaction.boundary.interval.ms": "300",
+		},
+		connRepl: {
+			"connector.class":          "KafkaReplicationSource",
+			"tasks.max":                "2",
+			"source.bootstrap.servers": bootstrap,
+			"target.bootstrap.servers": bootstrap,
+			"topics":                   p.source,
+			"target.topic.format":      "${topic}.replica",
+			"partition.mapping":        "preserve",
+			"poll.max.records":         "500",
+			// A broker restart takes longer than a minute on a loaded
+			// machine now and then; the task must wait, not fail.
+			"source.unreachable.timeout.ms":                   "300000",
+			"key.converter":                                   "org.apache.kafka.connect.converters.ByteArrayConverter",
+			"value.converter":                                 "org.apache.kafka.connect.converters.ByteArrayConverter",
+			"header.converter":                                "org.apache.kafka.connect.converters.ByteArrayConverter",
+			"exactly.once.support":                            "required",
+			"errors.tolerance":                                "all",
+			"errors.deadletterqueue.topic.name":               p.replDLQ,
+			"errors.deadletterqueue.topic.replication.factor": "1",
+			"errors.deadletterqueue.context.headers.enable":   "true",
+		},
+		connSink: {
+			"connector.class":                   "AerospikeSink",
+			"tasks.max":                         "3",
+			"topics":                            p.replica,
+			"aerospike.hosts":                   aerospike,
+			"aerospike.namespace":               "test",
+			"aerospike.set":                     sinkSet,
+			"write.mode":                        "increment",
+			"bins.include":                      "amount",
+			"send.key":                          "true",
+			"key.converter":                     "org.apache.kafka.connect.storage.StringConverter",
+			"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
+			"value.converter.schemas.enable":    "false",
+			"header.converter":                  "org.apache.kafka.connect.converters.ByteArrayConverter",
+			"errors.tolerance":                  "all",
+			"errors.deadletterqueue.topic.name": p.sinkDLQ,
+			"errors.deadletterqueue.topic.replication.factor": "1",
+			"errors.deadletterqueue.context.headers.enable":   "true",
+		},
+	}
+	return p
+}
+
+// config returns a copy of a connector's current config.
+func (p *pipeline) config(name string) map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.configs[name])
+}
+
+// set records a connector's config after the cluster accepted it.
+func (p *pipeline) set(name string, cfg map[string]string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.configs[name] = maps.Clone(cfg)
+}
+
+// tasks is the task count the harness expects for a connector.
+func (p *pipeline) tasks(name string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n, _ := strconv.Atoi(p.configs[name]["tasks.max"])
+	return n
+}
+
+// randomUpdate picks a config change that keeps the pipeline's meaning:
+// datagen's pace (never its task count: the sequence depends on it), the
+// replication's task count (a new task generation, fenced), the sink's task
+// count (a consumer group rebalance) or its retry backoff.
+func (p *pipeline) randomUpdate(r *rand.Rand) (conn, key, value string) {
+	cur := func(name, key string) string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.configs[name][key]
+	}
+	other := func(name, key string, choices ...string) string {
+		now := cur(name, key)
+		for {
+			if c := choices[r.IntN(len(choices))]; c != now {
+				return c
+			}
+		}
+	}
+	switch r.IntN(4) {
+	case 0:
+		return connDatagen, datagen.KeyMaxInterval, other(connDatagen, datagen.KeyMaxInterval, "20", "30", "40", "60")
+	case 1:
+		return connRepl, "tasks.max", other(connRepl, "tasks.max", "1", "2", "3")
+	case 2:
+		return connSink, "tasks.max", other(connSink, "tasks.max", "1", "2", "3")
+	default:
+		return connSink, "retry.backoff.ms", other(connSink, "retry.backoff.ms", "10", "20", "50")
+	}
+}
+
+var connectorNames = []string{connDatagen, connRepl, connSink}
+
+func (p *pipeline) String() string {
+	return fmt.Sprintf("%s → %s (DatagenSource %d tasks) → %s (KafkaReplicationSource) → Aerospike test.%s (AerospikeSink increment)",
+		connDatagen, p.source, p.datagenTasks, p.replica, sinkSet)
+}
