@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/connectd/connectd/framework/configprovider"
 )
 
@@ -74,6 +76,9 @@ type Config struct {
 	Version, Commit string
 
 	Logger *slog.Logger
+	// Metrics receives the worker and rebalance metrics (prefix
+	// connectd_worker_); nil registers them nowhere.
+	Metrics prometheus.Registerer
 }
 
 func (c *Config) setDefaults() {
@@ -137,6 +142,8 @@ type Herder struct {
 	secretsMu sync.Mutex
 	secrets   map[string]map[string]string
 
+	rebal *rebalanceMetrics
+
 	stopOnce sync.Once
 	cancel   context.CancelFunc
 	loops    sync.WaitGroup
@@ -154,6 +161,9 @@ func New(cfg Config, client LeaderClient) (*Herder, error) {
 		return nil, err
 	}
 	h := &Herder{cfg: cfg, log: cfg.Logger, client: client}
+	if err := h.registerMetrics(cfg.Metrics); err != nil {
+		return nil, err
+	}
 	h.setStage("the herder has not started")
 	return h, nil
 }

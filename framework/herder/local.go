@@ -145,6 +145,9 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 	}
 	l.gen.Store(gen)
 	l.mine.Store(&mine)
+	if a != nil {
+		l.h.rebal.generationApplied(gen)
+	}
 
 	wantConn := map[string]bool{}
 	for _, c := range mine.Connectors {
