@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connectd/connectd/framework/sdk"
 )
 
 // metrics are the worker's task metrics, labelled connector and task
@@ -214,6 +216,14 @@ type taskMetrics struct {
 func (m *metrics) task(id TaskID) *taskMetrics {
 	l := prometheus.Labels{"connector": id.Connector, "task": strconv.Itoa(id.Task)}
 	c, t := id.Connector, strconv.Itoa(id.Task)
+	// Every stage's error, retry and skip series exists from the start at
+	// 0, so that rate() and increase() see the first failure and panels
+	// and alerts have a series to show before anything failed.
+	for _, st := range allStages {
+		m.recordErrors.WithLabelValues(c, t, string(st))
+		m.retries.WithLabelValues(c, t, string(st))
+		m.skipped.WithLabelValues(c, t, string(st))
+	}
 	return &taskMetrics{
 		m:              m,
 		labels:         l,
@@ -237,6 +247,12 @@ func (m *metrics) task(id TaskID) *taskMetrics {
 		sinkBatch:      m.sinkBatch.WithLabelValues(c, t),
 		sinkLag:        m.sinkLag.WithLabelValues(c, t),
 	}
+}
+
+// allStages are the stage label's values (Kafka Connect's stages).
+var allStages = []sdk.Stage{
+	sdk.StageTaskPoll, sdk.StageTaskPut, sdk.StageTransformation, sdk.StageKeyConverter,
+	sdk.StageValueConverter, sdk.StageHeaderConverter, sdk.StageKafkaProduce, sdk.StageKafkaConsume,
 }
 
 // batchBuckets cover batch sizes from one record to sink.batch.max.records

@@ -42,6 +42,9 @@ type Config struct {
 	AdvertisedHost     string
 	AdvertisedPort     int
 	AdvertisedListener string
+	// MetricsListener is metrics.listener: an extra http://host:port
+	// serving only /metrics; empty when unset.
+	MetricsListener string
 
 	// Unknown lists the keys neither connectd nor librdkafka knows, sorted;
 	// the daemon warns about those the REST server did not use either.
@@ -183,6 +186,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 		c.AdvertisedPort = int(v.Int(AdvertisedPort))
 	}
 	c.AdvertisedListener = strings.ToLower(v.String(AdvertisedListener))
+	c.MetricsListener = v.String(MetricsListener)
 
 	c.Worker = worker.Config{
 		GroupID:               group,

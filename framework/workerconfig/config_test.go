@@ -95,6 +95,7 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"log.level", "debug",
 		"plugin.path", "/opt/a,/opt/b",
 		"plugin.log.lines.per.second", "-1",
+		"metrics.listener", "http://127.0.0.1:9404",
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +127,9 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	if !slices.Equal(c.PluginPath, []string{"/opt/a", "/opt/b"}) {
 		t.Errorf("plugin.path %v", c.PluginPath)
 	}
+	if c.MetricsListener != "http://127.0.0.1:9404" {
+		t.Errorf("metrics.listener %q", c.MetricsListener)
+	}
 	if c.Worker.PluginLaunch.LogLinesPerSecond != -1 {
 		t.Errorf("plugin.log.lines.per.second %d", c.Worker.PluginLaunch.LogLinesPerSecond)
 	}
@@ -156,6 +160,7 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"unknown provider class", with("config.providers", "vault", "config.providers.vault.class", "com.example.Vault"), "config.providers.vault.class"},
 		{"unresolvable placeholder", with("group.id", "${env:CONNECTD_TEST_SURELY_UNSET}"), "group.id"},
 		{"bad port", with("rest.advertised.port", "70000"), "rest.advertised.port"},
+		{"bad metrics listener", with("metrics.listener", "9404"), "metrics.listener"},
 		{"zero log rate", with("plugin.log.lines.per.second", "0"), "plugin.log.lines.per.second"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

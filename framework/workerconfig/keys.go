@@ -2,6 +2,8 @@ package workerconfig
 
 import (
 	"fmt"
+	"net"
+	"strings"
 
 	"github.com/connectd/connectd/framework/configdef"
 )
@@ -49,6 +51,7 @@ const (
 	PluginMaxMessageBytes  = "plugin.max.message.bytes"
 	PluginBatchBytes       = "plugin.batch.bytes"
 	PluginLogLines         = "plugin.log.lines.per.second"
+	MetricsListener        = "metrics.listener"
 	LogFormat              = "log.format"
 	LogLevel               = "log.level"
 	defaultHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
@@ -71,6 +74,19 @@ var replicationFactor = configdef.Func("-1 (broker default) or at least 1", func
 		return nil
 	}
 	return configdef.Invalid(key, v, "must be -1 (the broker's default) or at least 1")
+})
+
+// httpListener accepts http://host:port.
+var httpListener = configdef.Func("http://host:port", func(key string, v any) error {
+	s, _ := v.(string)
+	if s == "" {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(s, "http://")
+	if _, port, err := net.SplitHostPort(rest); !ok || err != nil || port == "" {
+		return configdef.Invalid(key, v, "must be http://host:port (host may be empty for every interface)")
+	}
+	return nil
 })
 
 // logLinesRate accepts -1 (unlimited) or at least 1.
@@ -177,6 +193,8 @@ func Def() *configdef.Def {
 	for _, k := range restKeys {
 		str(groupREST, k.name, nil, configdef.Low, k.doc, nil)
 	}
+
+	str(groupREST, MetricsListener, nil, configdef.Low, "An extra listener, http://host:port, that serves only GET /metrics (without authentication), for a Prometheus that should not reach the REST API. /metrics is always served on the REST listeners too (connectd).", httpListener)
 
 	str(groupLogging, LogFormat, "text", configdef.Low, "Log line format: text (logfmt) or json.", configdef.OneOfIgnoreCase("text", "json"))
 	str(groupLogging, LogLevel, "INFO", configdef.Low, "Root log level: TRACE, DEBUG, INFO, WARN, ERROR (change at run time with /admin/loggers).",
