@@ -210,7 +210,6 @@ type taskMetrics struct {
 	sourceBatch    prometheus.Observer
 	sinkBytes      prometheus.Counter
 	sinkBatch      prometheus.Observer
-	sinkLag        prometheus.Gauge
 }
 
 func (m *metrics) task(id TaskID) *taskMetrics {
@@ -245,7 +244,6 @@ func (m *metrics) task(id TaskID) *taskMetrics {
 		sourceBatch:    m.sourceBatch.WithLabelValues(c, t),
 		sinkBytes:      m.sinkBytes.WithLabelValues(c, t),
 		sinkBatch:      m.sinkBatch.WithLabelValues(c, t),
-		sinkLag:        m.sinkLag.WithLabelValues(c, t),
 	}
 }
 
@@ -258,6 +256,12 @@ var allStages = []sdk.Stage{
 // batchBuckets cover batch sizes from one record to sink.batch.max.records
 // and well beyond (a source may return any number per poll).
 var batchBuckets = prometheus.ExponentialBuckets(1, 4, 9)
+
+// setLag sets the sink lag gauge; its series appears with the first
+// statistics, so source tasks have none.
+func (tm *taskMetrics) setLag(records int64) {
+	tm.m.sinkLag.WithLabelValues(tm.labels["connector"], tm.labels["task"]).Set(float64(records))
+}
 
 // polled counts a poll batch as the plugin returned it.
 func (tm *taskMetrics) polled(records int) {

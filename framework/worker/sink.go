@@ -351,7 +351,7 @@ func (s *sinkTask) poll(timeoutMs, room int) error {
 			if lag, ok := maxConsumerLag(e.String(), func(topic string, p int32) bool {
 				return s.assigned[sdk.TopicPartition{Topic: topic, Partition: p}]
 			}); ok {
-				s.r.t.tm.sinkLag.Set(float64(lag))
+				s.r.t.tm.setLag(lag)
 			}
 		}
 		if s.fatal != nil {

@@ -137,6 +137,9 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 			opts.Logger = w.log
 		}
 		opts.Connector = connector
+		// Both series exist from the first launch, so that increase()
+		// sees the first restart and drop.
+		w.metrics.pluginRestarts.WithLabelValues(connector)
 		drops := w.metrics.pluginLogDrops.WithLabelValues(connector)
 		opts.OnLogDropped = func(n int) { drops.Add(float64(n)) }
 		p, err := host.Launch(ctx, m, opts)
