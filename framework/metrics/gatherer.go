@@ -180,7 +180,7 @@ func (g *Gatherer) Gather() ([]*dto.MetricFamily, error) {
 
 // checkFamily reports why a family cannot be exposed, if it cannot.
 func checkFamily(f *dto.MetricFamily) (reason, why string) {
-	if !model.IsValidLegacyMetricName(f.GetName()) {
+	if !model.LegacyValidation.IsValidMetricName(f.GetName()) {
 		return ReasonInvalid, "invalid metric name"
 	}
 	if f.Type == nil {
@@ -191,7 +191,7 @@ func checkFamily(f *dto.MetricFamily) (reason, why string) {
 			return ReasonInvalid, "nil sample"
 		}
 		for _, lp := range m.Label {
-			if !model.LabelName(lp.GetName()).IsValidLegacy() || strings.HasPrefix(lp.GetName(), "__") {
+			if !model.LegacyValidation.IsValidLabelName(lp.GetName()) || strings.HasPrefix(lp.GetName(), "__") {
 				return ReasonInvalid, "invalid label name " + lp.GetName()
 			}
 		}
