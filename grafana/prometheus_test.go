@@ -286,6 +286,86 @@ scrape_configs:
 	if code, _ := get("http://" + metricsAddr + "/connectors"); code != http.StatusNotFound {
 		t.Errorf("metrics.listener serves GET /connectors with %d; it must serve /metrics only", code)
 	}
+
+	checkLogs(t, rest, worker)
+}
+
+// checkLogs reads the worker's JSON log (log.format=json): task lines
+// carry connector and task, merged plugin lines carry plugin and
+// connector, and /admin/loggers changes a logger's level at run time
+// (REST requests are logged at DEBUG by connectd.rest) and refuses
+// invalid levels and names with the allowed values.
+func checkLogs(t *testing.T, rest string, worker *proc) {
+	t.Helper()
+	lines := func() []map[string]any {
+		raw, err := os.ReadFile(worker.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []map[string]any
+		for _, l := range strings.Split(string(raw), "\n") {
+			var m map[string]any
+			if strings.HasPrefix(l, "{") {
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Errorf("log.format=json wrote a line that is not JSON: %s", l)
+					continue
+				}
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	taskLines, pluginLines := 0, 0
+	for _, m := range lines() {
+		if m["logger"] == "connectd.worker" && m["connector"] != nil && m["task"] != nil {
+			taskLines++
+		}
+		if m["plugin"] != nil {
+			pluginLines++
+			if m["connector"] == nil {
+				t.Errorf("merged plugin line without its connector: %v", m)
+			}
+		}
+	}
+	if taskLines == 0 || pluginLines == 0 {
+		t.Errorf("log has %d task lines with connector and task, %d merged plugin lines; want both", taskLines, pluginLines)
+	}
+
+	restDebug := func() int {
+		n := 0
+		for _, m := range lines() {
+			if m["logger"] == "connectd.rest" && m["level"] == "DEBUG" && m["msg"] == "REST request" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := restDebug(); n != 0 {
+		t.Fatalf("%d DEBUG lines of connectd.rest at level INFO", n)
+	}
+	put := func(logger, body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPut, rest+"/admin/loggers/"+logger, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := put("connectd.rest", `{"level":"DEBUG"}`); code != 200 {
+		t.Fatalf("PUT /admin/loggers/connectd.rest: %d %s", code, body)
+	}
+	kafkatest.Eventually(t, 15*time.Second, func() (bool, string) {
+		return restDebug() > 0, "no DEBUG REST request lines after raising connectd.rest to DEBUG"
+	})
+	if code, body := put("connectd.rest", `{"level":"CHATTY"}`); code != 404 || !strings.Contains(body, "Allowed levels: OFF, FATAL, ERROR, WARN, INFO, DEBUG, TRACE") {
+		t.Errorf("invalid level: %d %s", code, body)
+	}
+	if code, body := put("no%20such..logger", `{"level":"DEBUG"}`); code != 400 || !strings.Contains(body, "invalid logger name") || !strings.Contains(body, "connectd.rest") {
+		t.Errorf("invalid logger name: %d %s", code, body)
+	}
 }
 
 // proc is a child process whose output goes to a file in the test's dir.
