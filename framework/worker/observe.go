@@ -69,6 +69,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for name, e := range c.w.procs {
 		procs[name] = e
 	}
+	// Connectors with work here: a crashed process of a connector that
+	// left this worker is no longer reported.
+	here := make(map[string]bool, len(conns))
+	for name := range conns {
+		here[name] = true
+	}
+	for id := range c.w.tasks {
+		here[id.Connector] = true
+	}
 	c.w.mu.Unlock()
 
 	for name, cr := range conns {
@@ -91,6 +100,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		up := 1.0
 		if exited(p) {
+			if !here[name] {
+				continue
+			}
 			up = 0
 		}
 		ch <- prometheus.MustNewConstMetric(c.pluginUp, prometheus.GaugeValue, up, name)

@@ -104,8 +104,11 @@ type procEntry struct {
 	mu    sync.Mutex // serializes launches
 	proc  *host.Process
 	users int
-	// current mirrors proc for metrics, which must not wait for a launch.
+	// current mirrors proc for metrics, which must not wait for a launch;
+	// after a crash it keeps the dead process until the next launch.
 	current atomic.Pointer[host.Process]
+	// crashed: the last process exited unexpectedly and was not replaced.
+	crashed bool
 }
 
 // acquireProcess returns the connector's running plugin process, launching
@@ -146,10 +149,11 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 		if err != nil {
 			return nil, m, nil, err
 		}
+		if e.crashed || (e.proc != nil && exited(e.proc)) {
+			w.metrics.pluginRestarts.WithLabelValues(connector).Inc()
+		}
+		e.crashed = false
 		if old := e.proc; old != nil {
-			if exited(old) {
-				w.metrics.pluginRestarts.WithLabelValues(connector).Inc()
-			}
 			// A crashed process, or an older binary: its users fail or
 			// finish on their own.
 			go func() { _ = old.Close(context.Background()) }()
@@ -166,7 +170,13 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 			e.users--
 			if e.users <= 0 && e.proc == p {
 				e.proc = nil
-				e.current.Store(nil)
+				if exited(p) {
+					// It died under its users: the next launch is a
+					// restart, and until then the metrics show it down.
+					e.crashed = true
+				} else {
+					e.current.Store(nil)
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				_ = p.Close(ctx)
