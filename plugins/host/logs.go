@@ -22,9 +22,12 @@ import (
 // lines (counted, and summarised in a warning), never a blocked stderr
 // pipe, which would block the plugin's next log call and with it its task.
 type stderrSink struct {
-	log     *slog.Logger
-	limit   *logLimiter
-	dropped func(n int)
+	log *slog.Logger
+	// connector is already an attribute of log; a plugin line's own
+	// connector attribute with the same value is not repeated.
+	connector string
+	limit     *logLimiter
+	dropped   func(n int)
 
 	mu       sync.Mutex
 	partial  []byte
@@ -56,11 +59,11 @@ const (
 	summaryEvery = 10 * time.Second
 )
 
-func newStderrSink(log *slog.Logger, limit *logLimiter, dropped func(int)) *stderrSink {
+func newStderrSink(log *slog.Logger, connector string, limit *logLimiter, dropped func(int)) *stderrSink {
 	if dropped == nil {
 		dropped = func(int) {}
 	}
-	return &stderrSink{log: log, limit: limit, dropped: dropped}
+	return &stderrSink{log: log, connector: connector, limit: limit, dropped: dropped}
 }
 
 func (s *stderrSink) Write(p []byte) (int, error) {
@@ -239,6 +242,9 @@ func (s *stderrSink) logLine(line []byte, inPanic bool) {
 			delete(m, "@level")
 			delete(m, "@timestamp")
 			delete(m, "@module")
+			if c, ok := m["connector"].(string); ok && c == s.connector {
+				delete(m, "connector")
+			}
 			keys := make([]string, 0, len(m))
 			for k := range m {
 				keys = append(keys, k)

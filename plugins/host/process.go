@@ -156,7 +156,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		}
 	}
 	limit := newLogLimiter(opts.LogLinesPerSecond)
-	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log, limit, opts.OnLogDropped), done: make(chan struct{})}
+	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log, opts.Connector, limit, opts.OnLogDropped), done: make(chan struct{})}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: versions,
@@ -168,7 +168,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		StartTimeout:     opts.CallTimeout,
 		Stderr:           p.stderr,
 		SyncStdout:       stdoutSink{log: log},
-		SyncStderr:       newStderrSink(log, limit, opts.OnLogDropped), // os.Stderr writes after the handshake
+		SyncStderr:       newStderrSink(log, opts.Connector, limit, opts.OnLogDropped), // os.Stderr writes after the handshake
 		// go-plugin's own logger is off: it would log every plugin line a
 		// second time. stderrSink does the merging.
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
