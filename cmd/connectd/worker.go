@@ -99,6 +99,7 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 		hcfg.Commit = vcsRevision()
 	}
 	hcfg.Logger = levels.Logger(base, "connectd.herder")
+	hcfg.LogLevels = levels
 	tlsConf, err := restCfg.TLS.ClientConfig()
 	if err != nil {
 		return oneLine("%v", err)
