@@ -110,6 +110,7 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	}
 	metricsHandler := metrics.Handler(scrape, metricsLog)
 	hcfg.Metrics = reg
+	hcfg.LogLevels = levels
 	tlsConf, err := restCfg.TLS.ClientConfig()
 	if err != nil {
 		return oneLine("%v", err)

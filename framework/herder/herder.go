@@ -75,6 +75,13 @@ type Config struct {
 	// Version and Commit are reported by GET /.
 	Version, Commit string
 
+	// LogLevels, when set, receives the cluster-wide log levels
+	// (PUT /admin/loggers/{ns}?scope=cluster, logger-cluster-<ns> records):
+	// each worker applies every such record it reads, including those
+	// written before it started, so a worker that joins later logs like
+	// the rest. Without it scope=cluster is refused.
+	LogLevels LogLevelSetter
+
 	Logger *slog.Logger
 	// Metrics receives the worker and rebalance metrics (prefix
 	// connectd_worker_); nil registers them nowhere.
@@ -108,6 +115,12 @@ func (c *Config) validate() error {
 		return errors.New("herder: the config, status and offsets topics are required")
 	}
 	return nil
+}
+
+// LogLevelSetter applies a log level to a logger namespace;
+// *logging.Levels implements it.
+type LogLevelSetter interface {
+	Set(name, level string) ([]string, error)
 }
 
 // LeaderClient sends the internal inter-worker requests to the leader,

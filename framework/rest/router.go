@@ -75,7 +75,7 @@ func routes() []*route {
 		{method: "PUT", pattern: "/connector-plugins/{plugin}/config/validate", op: "validateConfig", handle: (*Server).validateConfig},
 		{method: "GET", pattern: "/admin/loggers", op: "listLoggers", admin: true, handle: (*Server).listLoggers},
 		{method: "GET", pattern: "/admin/loggers/{logger}", op: "getLogger", admin: true, handle: (*Server).getLogger},
-		{method: "PUT", pattern: "/admin/loggers/{logger}", op: "setLogger", admin: true, handle: (*Server).setLogger},
+		{method: "PUT", pattern: "/admin/loggers/{logger}", op: "setLogger", admin: true, forward: true, handle: (*Server).setLogger},
 	}
 	for _, r := range rs {
 		r.segs = splitPath(r.pattern)

@@ -258,6 +258,29 @@ func TestRESTContractOnWorkers(t *testing.T) {
 	waitState(t, b, name, "RUNNING", 2, "RUNNING")
 	kafkatest.Eventually(t, 30*time.Second, usesTopic(urlB))
 
+	// A cluster-wide log level (KIP-976): set through one worker, applied
+	// by both (the leader writes a logger-cluster-<ns> record to the config
+	// topic); a worker-scoped change stays on its worker.
+	code, _, body = raw(t, "PUT", urlB+"/admin/loggers/connectd.worker?scope=cluster", `{"level":"debug"}`, true)
+	if code != 204 || body != "" {
+		t.Fatalf("cluster-scope logger: %d %s", code, body)
+	}
+	for _, u := range []string{urlA, urlB} {
+		kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+			code, _, body := raw(t, "GET", u+"/admin/loggers/connectd.worker", "", true)
+			return code == 200 && strings.Contains(body, `"level":"DEBUG"`), fmt.Sprintf("logger via %s: %d %s", u, code, body)
+		})
+	}
+	code, _, body = raw(t, "PUT", urlA+"/admin/loggers/connectd.herder", `{"level":"warn"}`, true)
+	if code != 200 || !strings.Contains(body, "connectd.herder") {
+		t.Fatalf("worker-scope logger: %d %s", code, body)
+	}
+	if code, _, body = raw(t, "GET", urlB+"/admin/loggers/connectd.herder", "", true); code != 200 || strings.Contains(body, `"WARN"`) {
+		t.Fatalf("a worker-scoped level reached the other worker: %d %s", code, body)
+	}
+	code, _, body = raw(t, "PUT", urlA+"/admin/loggers/connectd?scope=cluster", `{"level":"loud"}`, true)
+	wantError(t, "invalid cluster level", code, body, 404, "loud")
+
 	// Stop, then offsets.
 	code, _, _ = raw(t, "PUT", urlB+"/connectors/"+esc+"/stop", "", true)
 	if code != 204 {
