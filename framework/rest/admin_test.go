@@ -81,6 +81,14 @@ func TestClusterScopeLogger(t *testing.T) {
 	if rec.Code != 204 || len(ch.got) != 1 || ch.got[0] != "connectd=DEBUG" {
 		t.Fatalf("cluster scope: %d %s %v", rec.Code, rec.Body, ch.got)
 	}
+	// An invalid name is refused before it reaches the cluster.
+	rec = newRecorder()
+	req = mustReq("PUT", "/admin/loggers/a..b?scope=cluster")
+	req.Body = ioNopCloser(strings.NewReader(`{"level":"debug"}`))
+	srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "invalid logger name") || len(ch.got) != 1 {
+		t.Fatalf("invalid name, cluster scope: %d %s %v", rec.Code, rec.Body, ch.got)
+	}
 }
 
 func TestAdminListenersSeparateAdminEndpoints(t *testing.T) {

@@ -630,6 +630,11 @@ func (s *Server) setLogger(ctx context.Context, rq *request) (*reply, error) {
 	if _, err := logging.ParseLevel(level); err != nil {
 		return nil, notFound(err.Error())
 	}
+	// Checked before any scope: a cluster-wide change would reach every
+	// worker's log levels through the config topic.
+	if err := logging.ValidName(name); err != nil {
+		return nil, badRequest(fmt.Sprintf("%v. Known loggers: %s.", err, s.knownLoggers()))
+	}
 	scope := strings.ToLower(rq.query.Get("scope"))
 	switch scope {
 	case "cluster":
