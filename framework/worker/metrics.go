@@ -39,6 +39,11 @@ type metrics struct {
 	sinkLag        *prometheus.GaugeVec
 	pluginRestarts *prometheus.CounterVec
 	pluginLogDrops *prometheus.CounterVec
+
+	// Worker-level startup outcomes (connect-worker-metrics
+	// connector/task-startup-{success,failure}-total).
+	connectorStartups *prometheus.CounterVec
+	taskStartups      *prometheus.CounterVec
 }
 
 var taskLabels = []string{"connector", "task"}
@@ -138,6 +143,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "connectd_plugin_process_restarts_total",
 			Help: "Plugin processes launched again after the previous one exited unexpectedly, by connector.",
 		}, []string{"connector"}),
+		connectorStartups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_worker_connector_startups_total",
+			Help: "Connector instance starts on this worker by result: success (started), failure (the plugin process or the connector's Start failed).",
+		}, []string{"result"}),
+		taskStartups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_worker_task_startups_total",
+			Help: "Task incarnations started on this worker by result: success (reached RUNNING or PAUSED), failure (failed before that).",
+		}, []string{"result"}),
 		pluginLogDrops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "connectd_plugin_log_lines_dropped_total",
 			Help: "Plugin log lines dropped by the rate limit (plugin.log.lines.per.second) or a log output that cannot keep up, by connector.",
@@ -181,6 +194,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.sinkLag = register(m.sinkLag).(*prometheus.GaugeVec)
 	m.pluginRestarts = register(m.pluginRestarts).(*prometheus.CounterVec)
 	m.pluginLogDrops = register(m.pluginLogDrops).(*prometheus.CounterVec)
+	m.connectorStartups = register(m.connectorStartups).(*prometheus.CounterVec)
+	m.taskStartups = register(m.taskStartups).(*prometheus.CounterVec)
+	if err == nil {
+		for _, r := range []string{"success", "failure"} {
+			m.connectorStartups.WithLabelValues(r)
+			m.taskStartups.WithLabelValues(r)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,11 @@ func TestPluginProcessMetrics(t *testing.T) {
 	if n := metricSum(t, cfg, "connectd_task_restarts_total", conn); n < 1 {
 		t.Errorf("connectd_task_restarts_total = %v after the plugin died", n)
 	}
+	// Both incarnations of the task started; the environment's workers
+	// share the registry, so other tests' starts may add to the count.
+	if n := metricSum(t, cfg, "connectd_worker_task_startups_total", map[string]string{"result": "success"}); n < 2 {
+		t.Errorf("connectd_worker_task_startups_total{result=success} = %v; the task started twice", n)
+	}
 	lint(t, cfg)
 }
 

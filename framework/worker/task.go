@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,6 +66,9 @@ type taskRuntime struct {
 	runCancel context.CancelFunc // stops the current incarnation
 
 	reportMu sync.Mutex // keeps listener calls in order
+	// started: this incarnation reached RUNNING or PAUSED (startup
+	// metrics).
+	started atomic.Bool
 }
 
 func (w *Worker) newTaskRuntime(id TaskID, connProps, taskProps map[string]string, target TargetState) *taskRuntime {
@@ -136,6 +140,9 @@ func (t *taskRuntime) report(s State, trace string) {
 		return
 	}
 	t.tm.setState(s)
+	if (s == StateRunning || s == StatePaused) && t.started.CompareAndSwap(false, true) {
+		t.w.metrics.taskStartups.WithLabelValues("success").Inc()
+	}
 	if s == StateFailed {
 		t.log.Error("task failed", "state", string(s), "trace", trace)
 	} else {
@@ -165,6 +172,7 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 		}
 
 		began := time.Now()
+		t.started.Store(false)
 		err := t.runOnce(runCtx, hard)
 		runCancel()
 		if ctx.Err() != nil {
@@ -183,6 +191,9 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 			err = errors.New("task stopped without being asked to")
 		}
 		trace := err.Error()
+		if !t.started.Load() {
+			t.w.metrics.taskStartups.WithLabelValues("failure").Inc()
+		}
 		t.report(StateFailed, trace)
 
 		var nr *noRestartError
