@@ -14,7 +14,16 @@ package plugins
 // never written, so it costs address space, not resident memory. A
 // connector that sets its own memory limit (debug.SetMemoryLimit) must
 // leave room for it.
+//
+// When the worker sets GOGC or GOMEMLIMIT for its plugins (plugin.gogc,
+// plugin.gomemlimit) there is no floor: the operator chose the policy,
+// and a floor would distort it (it counts against a memory limit).
 const gcFloorBytes = 64 << 20
 
 // gcFloor allocates the floor; the caller keeps it alive while serving.
-func gcFloor() []byte { return make([]byte, gcFloorBytes) }
+func gcFloor(getenv func(string) string) []byte {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return nil
+	}
+	return make([]byte, gcFloorBytes)
+}

@@ -43,8 +43,9 @@ func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(
 	maxMsg := wire.MaxMessageBytesFromEnv(getenv)
 	srv := newServer(c, spec, log, maxMsg)
 
-	// The GC floor stays allocated while the plugin serves (gcFloorBytes).
-	floor := gcFloor()
+	// The GC floor stays allocated while the plugin serves (gcFloorBytes),
+	// unless the worker chose the collector's settings.
+	floor := gcFloor(getenv)
 	defer runtime.KeepAlive(floor)
 	stopWatch := watchParent(log, 250*time.Millisecond)
 	defer stopWatch()

@@ -65,6 +65,18 @@ type sinkRunner struct {
 
 	origIdx []int32 // reused per put: kept record -> index in the host's batch
 
+	// borrow: the task promised not to keep records past Put
+	// (sdk.RecordBorrower), so a put's memory is reused: its receive
+	// buffers go back to the data channel (release, protocol version 2
+	// only), its decoded records and converted slab are kept for the next
+	// put.
+	borrow  bool
+	release func([]byte)
+	spare   chan []chain.Raw // decoded records of answered puts, for receive
+	slab    []sdk.SinkRecord
+	ptrs    []*sdk.SinkRecord
+	boxes   [][2][]byte
+
 	batches, records, reported prometheus.Counter
 	queued                     prometheus.Gauge
 	heldMax, heldBytesMax      prometheus.Gauge
@@ -126,6 +138,7 @@ func (r *sinkRunner) fail(err error) error {
 type sinkOp struct {
 	req     *pluginpb.SinkRequest
 	records []chain.Raw // put only, reassembled
+	bufs    [][]byte    // put only, with borrow: the buffers records point into
 	bytes   int
 	id      uint64
 }
@@ -149,6 +162,13 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 		return r.fail(fmt.Errorf("converters and transforms: %w", err))
 	}
 	r.task = sc.NewTask()
+	if b, ok := r.task.(sdk.RecordBorrower); ok && b.BorrowsRecords() {
+		r.borrow = true
+		r.spare = make(chan []chain.Raw, sinkCredits+1)
+		if rel, ok := r.stream.(interface{ Release([]byte) }); ok {
+			r.release = rel.Release
+		}
+	}
 	ctx, cancel := context.WithCancel(r.stream.Context())
 	defer cancel()
 	if err := r.task.Start(ctx, r.tctx, st.GetProps()); err != nil {
@@ -192,6 +212,7 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 	var (
 		putID    uint64
 		putRecs  []chain.Raw
+		putBufs  [][]byte
 		putBytes int
 		open     bool
 		dec      wire.Decoder
@@ -215,7 +236,10 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 				return
 			}
 			if !open {
-				open, putID, putRecs, putBytes = true, p.GetId(), make([]chain.Raw, 0, p.GetCount()), 0
+				open, putID, putRecs, putBufs, putBytes = true, p.GetId(), r.recordsFor(int(p.GetCount())), nil, 0
+			}
+			if r.release != nil {
+				putBufs = append(putBufs, p.GetRecords())
 			}
 			// Records alias the received message's buffer: no copy.
 			dec.Reset(p.GetRecords())
@@ -235,7 +259,7 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 				continue
 			}
 			open = false
-			op.id, op.records, op.bytes = putID, putRecs, putBytes
+			op.id, op.records, op.bufs, op.bytes = putID, putRecs, putBufs, putBytes
 			r.hold(1, putBytes)
 		case *pluginpb.SinkRequest_Open:
 			op.id = x.Open.GetId()
@@ -257,6 +281,33 @@ func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr cha
 	}
 }
 
+// recordsFor returns a slice for a put of n records: an answered put's
+// when the task borrows records, else a new one.
+func (r *sinkRunner) recordsFor(n int) []chain.Raw {
+	if r.borrow {
+		select {
+		case recs := <-r.spare:
+			if cap(recs) >= n {
+				return recs[:0]
+			}
+		default:
+		}
+	}
+	return make([]chain.Raw, 0, n)
+}
+
+// recycle hands an answered put's memory back (borrowing tasks only): the
+// task no longer refers to it and the result holds copies.
+func (r *sinkRunner) recycle(op sinkOp) {
+	for _, b := range op.bufs {
+		r.release(b)
+	}
+	select {
+	case r.spare <- op.records:
+	default:
+	}
+}
+
 func (r *sinkRunner) result(res *pluginpb.SinkResult) error {
 	return r.send(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Result{Result: res}})
 }
@@ -269,6 +320,9 @@ func (r *sinkRunner) handle(ctx context.Context, op sinkOp) (stop bool, err erro
 		res := r.put(ctx, op.id, op.records)
 		r.queued.Dec()
 		r.hold(-1, -op.bytes)
+		if r.borrow {
+			r.recycle(op)
+		}
 		// The result, and a credit: the batch is done, the plugin can take
 		// one more.
 		return false, r.sendAll(&pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Result{Result: res}},
@@ -300,17 +354,30 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 	r.batches.Inc()
 	r.records.Add(float64(len(in)))
 	res := &pluginpb.SinkResult{Id: id}
-	// One allocation per batch rather than per record. Fresh each time:
-	// a task may keep the records after Put returns (until Flush).
-	slab := make([]sdk.SinkRecord, len(in))
-	ptrs := make([]*sdk.SinkRecord, 0, len(in))
+	// One allocation per batch rather than per record (the boxes carry
+	// byte-array keys and values: chain.ApplyToBoxed). Fresh each time
+	// unless the task borrows records: a task may keep them after Put
+	// returns.
+	var (
+		slab  []sdk.SinkRecord
+		ptrs  []*sdk.SinkRecord
+		boxes [][2][]byte
+	)
+	if r.borrow && cap(r.slab) >= len(in) {
+		slab, ptrs, boxes = r.slab[:len(in)], r.ptrs[:0], r.boxes[:len(in)]
+	} else {
+		slab, ptrs, boxes = make([]sdk.SinkRecord, len(in)), make([]*sdk.SinkRecord, 0, len(in)), make([][2][]byte, len(in))
+		if r.borrow {
+			r.slab, r.ptrs, r.boxes = slab, ptrs, boxes
+		}
+	}
 	if cap(r.origIdx) < len(in) {
 		r.origIdx = make([]int32, 0, len(in))
 	}
 	orig := r.origIdx[:0]
 	for i := range in {
 		rec := &slab[len(ptrs)]
-		keep, fail := r.chain.ApplyTo(in[i], rec)
+		keep, fail := r.chain.ApplyToBoxed(in[i], rec, &boxes[len(ptrs)])
 		if fail != nil {
 			r.reported.Inc()
 			res.Failures = append(res.Failures, &pluginpb.SinkFailure{

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
@@ -77,6 +79,10 @@ type sourceRunner struct {
 	// when it returns, so the next chunk can reuse it.
 	packed []byte
 	json   []byte // reused: one record's source partition and offset
+	part   []byte // reused: the last source partition's JSON
+	// Encoders of source partitions and offsets: each remembers the last
+	// object's keys.
+	partEnc, offEnc wire.ObjectEncoder
 
 	polls, polled, failures prometheus.Counter
 	pollSeconds             prometheus.Histogram
@@ -314,6 +320,13 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 	lastKept := -1 // start of the last kept record's boundary byte in buf
 	offIndex := map[string]int{}
 	var offsets []*pluginpb.SourceOffset
+	// Records of one source partition usually share its map: it is
+	// encoded once per run of records with the same map (the maps are the
+	// task's, unchanged while its Poll result is sent).
+	var (
+		lastPart unsafe.Pointer
+		partIdx  int
+	)
 
 	flush := func(final bool) error {
 		batch.Records, batch.Count, batch.Final = buf, int32(count), final
@@ -328,24 +341,27 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 		if rec == nil {
 			continue
 		}
-		// part and off are slices of the reused JSON buffer: copied where kept.
-		js, err := wire.AppendJSONObject(r.json[:0], rec.SourcePartition)
-		if err != nil {
-			return fmt.Errorf("source partition of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
+		// part and off are slices of reused buffers: copied where kept.
+		if pm := mapID(rec.SourcePartition); pm == nil || pm != lastPart {
+			js, err := r.partEnc.Append(r.part[:0], rec.SourcePartition)
+			if err != nil {
+				return fmt.Errorf("source partition of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
+			}
+			r.part, lastPart = js, pm
+			var ok bool
+			if partIdx, ok = offIndex[string(js)]; !ok {
+				partIdx = len(offsets)
+				offIndex[string(js)] = partIdx
+				offsets = append(offsets, &pluginpb.SourceOffset{Partition: bytes.Clone(js)})
+			}
 		}
-		np := len(js)
-		js, err = wire.AppendJSONObject(js, rec.SourceOffset)
+		js, err := r.offEnc.Append(r.json[:0], rec.SourceOffset)
 		if err != nil {
 			return fmt.Errorf("source offset of a record for topic %q is not JSON-serializable: %w", rec.Topic, err)
 		}
 		r.json = js
-		part, off := js[:np:np], js[np:]
-		if i, ok := offIndex[string(part)]; ok {
-			offsets[i].Offset = append(offsets[i].Offset[:0], off...)
-		} else {
-			offIndex[string(part)] = len(offsets)
-			offsets = append(offsets, &pluginpb.SourceOffset{Partition: bytes.Clone(part), Offset: bytes.Clone(off)})
-		}
+		part, off := r.part[:len(r.part):len(r.part)], js
+		offsets[partIdx].Offset = append(offsets[partIdx].Offset[:0], off...)
 		boundary := pluginpb.Boundary_BOUNDARY_NONE
 		if r.tctx.tx != nil {
 			boundary = r.tctx.tx.take(rec)
@@ -411,6 +427,9 @@ func (r *sourceRunner) sendBatch(seq uint64, recs []*sdk.SourceRecord) error {
 	}
 	return err
 }
+
+// mapID is m's identity (nil for a nil map).
+func mapID(m map[string]any) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
 
 func bestEffortBytes(v any) []byte {
 	switch x := v.(type) {

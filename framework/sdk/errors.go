@@ -20,10 +20,17 @@ func Retriable(err error) error {
 	return &RetriableError{Err: err}
 }
 
-// IsRetriable reports whether err or any error it wraps is a RetriableError.
+// IsRetriable reports whether err or any error it wraps is a
+// RetriableError, or has a Retriable method that returns true (an error
+// that crossed the plugin boundary says so that way, its message
+// unchanged).
 func IsRetriable(err error) bool {
 	var re *RetriableError
-	return errors.As(err, &re)
+	if errors.As(err, &re) {
+		return true
+	}
+	var r interface{ Retriable() bool }
+	return errors.As(err, &r) && r.Retriable()
 }
 
 // Stage names the step of record processing at which a failure happened. The

@@ -188,6 +188,19 @@ type SinkTask interface {
 	Stop(ctx context.Context) error
 }
 
+// RecordBorrower is an optional interface of a SinkTask whose Put only
+// borrows its records. BorrowsRecords returning true promises that once
+// Put returns the task keeps no reference to the records, nor to anything
+// inside them (keys, values, header values and whatever a converter built
+// from the record's bytes, which may share them): it copies what it keeps.
+// The framework then reuses a batch's memory for the next batches instead
+// of allocating it afresh, which saves an allocation, its zeroing and the
+// garbage collector's work per batch. A task that writes synchronously in
+// Put, or encodes records into its own buffers, can usually promise it.
+type RecordBorrower interface {
+	BorrowsRecords() bool
+}
+
 // SinkTaskContext is the framework's side of a running sink task.
 type SinkTaskContext interface {
 	TaskContext

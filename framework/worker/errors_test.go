@@ -279,6 +279,11 @@ func TestSourceToleranceNoneFailsTask(t *testing.T) {
 			if !strings.Contains(ev.trace, tc.want) || !strings.Contains(ev.trace, `source offset {"seq":9}`) {
 				t.Errorf("trace does not name %q and the record's source offset:\n%s", tc.want, ev.trace)
 			}
+			// A record refused for its size says how large it is (the
+			// test source's huge values are 1 500 000 bytes).
+			if tc.bad == "huge" && !strings.Contains(ev.trace, "value 1500") {
+				t.Errorf("trace does not give the record's size:\n%s", ev.trace)
+			}
 			// Nothing of the failed transaction is visible.
 			if msgs := kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 200*time.Millisecond, time.Minute); len(msgs) > 9 {
 				t.Errorf("%d records committed; the first failure is seq 9", len(msgs))

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -171,6 +172,9 @@ func (s *offsetSet) set(partition, offset []byte) error {
 	if err != nil {
 		return fmt.Errorf("source partition from the task: %w", err)
 	}
+	// A copy: offset may point into a poll batch, whose memory is reused
+	// once the batch is released.
+	offset = bytes.Clone(offset)
 	if i, ok := s.idx[string(p)]; ok {
 		s.list[i].Offset = offset
 		return nil

@@ -149,6 +149,7 @@ func (a *aloTask) loop(ctx context.Context, ctl *taskControl) error {
 			if err := a.process(f); err != nil {
 				return err
 			}
+			a.sess.task.Release(f.b) // produced (copied) and its offsets are copies
 		case <-flush.C:
 			if err := a.flushOffsets(); err != nil {
 				return err

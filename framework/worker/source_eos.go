@@ -198,7 +198,9 @@ func (e *eosTask) loop(ctx context.Context, ctl *taskControl) error {
 				e.abort()
 				return e.classify(f.err)
 			}
-			err = e.process(f)
+			if err = e.process(f); err == nil {
+				e.sess.task.Release(f.b) // nothing refers to its records any more
+			}
 		case <-tick:
 			err = e.commit()
 		}

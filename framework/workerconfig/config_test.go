@@ -96,6 +96,8 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"plugin.path", "/opt/a,/opt/b",
 		"plugin.log.lines.per.second", "-1",
 		"metrics.listener", "http://127.0.0.1:9404",
+		"plugin.gogc", "300",
+		"plugin.gomemlimit", "512MiB",
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +135,9 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	if c.Worker.PluginLaunch.LogLinesPerSecond != -1 {
 		t.Errorf("plugin.log.lines.per.second %d", c.Worker.PluginLaunch.LogLinesPerSecond)
 	}
+	if l := c.Worker.PluginLaunch; l.GOGC != "300" || l.GOMemLimit != "512MiB" {
+		t.Errorf("plugin GC settings %q %q", l.GOGC, l.GOMemLimit)
+	}
 }
 
 // Every invalid value stops parsing with an error that names the key.
@@ -162,6 +167,8 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"bad port", with("rest.advertised.port", "70000"), "rest.advertised.port"},
 		{"bad metrics listener", with("metrics.listener", "9404"), "metrics.listener"},
 		{"zero log rate", with("plugin.log.lines.per.second", "0"), "plugin.log.lines.per.second"},
+		{"bad plugin gogc", with("plugin.gogc", "lots"), "plugin.gogc"},
+		{"bad plugin memory limit", with("plugin.gomemlimit", "1 GB"), "plugin.gomemlimit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.props)

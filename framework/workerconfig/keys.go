@@ -52,6 +52,8 @@ const (
 	PluginBatchBytes       = "plugin.batch.bytes"
 	PluginLogLines         = "plugin.log.lines.per.second"
 	MetricsListener        = "metrics.listener"
+	PluginGOGC             = "plugin.gogc"
+	PluginGOMemLimit       = "plugin.gomemlimit"
 	LogFormat              = "log.format"
 	LogLevel               = "log.level"
 	defaultHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
@@ -184,6 +186,10 @@ func Def() *configdef.Def {
 	integer(groupPlugins, PluginMaxMessageBytes, 64<<20, "gRPC message limit between worker and plugin (connectd).", configdef.AtLeast[int32](1<<20))
 	integer(groupPlugins, PluginBatchBytes, 4<<20, "Byte budget of one record batch on the plugin stream (connectd).", configdef.AtLeast[int32](1024))
 	integer(groupPlugins, PluginLogLines, 1000, "Most log lines per second a plugin process may merge into the worker's log, in bursts of one second's worth; -1: unlimited. Excess lines are dropped, counted in connectd_plugin_log_lines_dropped_total and summarised in a warning, so a flooding plugin never stalls its tasks (connectd).", logLinesRate)
+	str(groupPlugins, PluginGOGC, nil, configdef.Low, "GOGC of plugin processes: the Go garbage collector's target percentage, or off. Unset: Go's default 100 over the SDK's 64 MiB heap floor; setting this or plugin.gomemlimit replaces the floor (connectd).",
+		configdef.Matches(`off|[0-9]+`))
+	str(groupPlugins, PluginGOMemLimit, nil, configdef.Low, "GOMEMLIMIT of plugin processes, such as 512MiB: the Go runtime's soft memory limit (connectd).",
+		configdef.Matches(`[0-9]+(B|KiB|MiB|GiB|TiB)?`))
 
 	add(groupREST, configdef.Key{Name: Listeners, Type: configdef.List, Default: []string{"http://:8083"}, Importance: configdef.High,
 		Documentation: "REST listeners, http://host:port or https://host:port (listeners.https.ssl.* configure TLS)."})

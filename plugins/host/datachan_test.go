@@ -22,7 +22,8 @@ import (
 // TestManySourceTasksOneProcess: source tasks of one process poll
 // concurrently over the one channel; each receives exactly its own
 // records, byte for byte, and a task that fails does not disturb the
-// others.
+// others. Half the tasks release their batches, so later frames of every
+// task are read into reused buffers.
 func TestManySourceTasksOneProcess(t *testing.T) {
 	_, p := launchFor(t, "source", 2, host.LaunchOptions{BatchBytes: 64 << 10})
 	failing, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Task: 99, Defaults: chain.ByteArrayDefaults(),
@@ -59,6 +60,9 @@ func TestManySourceTasksOneProcess(t *testing.T) {
 					}
 					i++
 				}
+				if n%2 == 0 {
+					task.Release(b)
+				}
 			}
 			errs <- task.Stop(ctxT(t))
 		}()
@@ -80,6 +84,8 @@ func TestManySourceTasksOneProcess(t *testing.T) {
 
 // TestManySinkTasksOneProcess: sink tasks of one process receive
 // concurrent puts over the one channel, each exactly its own records.
+// Half the tasks borrow their records (their put buffers are reused), half
+// keep the default lifetime.
 func TestManySinkTasksOneProcess(t *testing.T) {
 	_, p := launchFor(t, "sink", 2, host.LaunchOptions{BatchBytes: 128 << 10})
 	const tasks = 4
@@ -89,7 +95,9 @@ func TestManySinkTasksOneProcess(t *testing.T) {
 	puts := make([][]chain.Raw, tasks)
 	for n := range tasks {
 		outs[n] = filepath.Join(t.TempDir(), fmt.Sprintf("sink-%d.bin", n))
-		task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Task: n, Defaults: chain.ByteArrayDefaults(), Props: sinkConfig(outs[n])})
+		props := sinkConfig(outs[n])
+		props[testconnectors.SinkBorrow] = strconv.FormatBool(n%2 == 0)
+		task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Task: n, Defaults: chain.ByteArrayDefaults(), Props: props})
 		if err != nil {
 			t.Fatal(err)
 		}

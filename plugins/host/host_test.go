@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -675,5 +676,36 @@ func TestPollErrorFailsTask(t *testing.T) {
 	// The process is fine: a new task starts.
 	if err := p.Ping(ctxT(t)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPluginGCSettings: GOGC and GOMEMLIMIT reach the plugin process's
+// environment when set, and nothing of the kind when not (the SDK's heap
+// floor applies then).
+func TestPluginGCSettings(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the plugin's environment from /proc")
+	}
+	for _, tc := range []struct {
+		opts host.LaunchOptions
+		want []string
+	}{
+		{host.LaunchOptions{GOGC: "300", GOMemLimit: "512MiB"}, []string{"GOGC=300", "GOMEMLIMIT=512MiB"}},
+		{host.LaunchOptions{}, nil},
+	} {
+		_, p := launch(t, "source", tc.opts)
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.Pid()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			if strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=") {
+				got = append(got, kv)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("plugin environment has %q, want %q", got, tc.want)
+		}
 	}
 }

@@ -49,6 +49,13 @@ type LaunchOptions struct {
 	// OnLogDropped is called with the number of plugin log lines dropped
 	// (rate limit, or a log output that cannot keep up), for a metric.
 	OnLogDropped func(n int)
+	// GOGC and GOMemLimit, when set, become the plugin process's GOGC and
+	// GOMEMLIMIT (Go's garbage collector settings, same syntax). Either
+	// replaces the SDK's default policy: GOGC=100 over a 64 MiB heap
+	// floor, which keeps the collector from running every few batches in
+	// a plugin whose own heap is small (docs/plugins.md).
+	GOGC       string
+	GOMemLimit string
 }
 
 func (o *LaunchOptions) defaults() {
@@ -133,6 +140,12 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	cmd.Env = []string{
 		wire.EnvMaxMessageBytes + "=" + strconv.Itoa(opts.MaxMessageBytes),
 		wire.EnvLogLevel + "=" + opts.LogLevel,
+	}
+	if opts.GOGC != "" {
+		cmd.Env = append(cmd.Env, "GOGC="+opts.GOGC)
+	}
+	if opts.GOMemLimit != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+opts.GOMemLimit)
 	}
 	setPdeathsig(cmd)
 	// The data channel (protocol version 2): a connected socketpair whose

@@ -69,6 +69,8 @@ type SourceBatch struct {
 	// last record of the previous batches (the task called Commit or Abort
 	// during a Poll that returned nothing).
 	Boundary Boundary
+
+	bulks [][]byte // the data channel buffers the records point into
 }
 
 // sourceStream is a source task stream: the data channel's (protocol
@@ -98,6 +100,9 @@ type SourceTask struct {
 	commitMu sync.Mutex
 	commitID uint64
 	commits  map[uint64]chan error
+
+	spareMu sync.Mutex
+	spare   []SourceRecord // a released batch's records slice, for the next batch
 
 	stopped chan struct{}
 }
@@ -232,6 +237,12 @@ func (t *SourceTask) receive() {
 			} else if b.GetSeq() != asmSeq {
 				t.fail(t.protoErr("batch seq %d while batch %d is incomplete", b.GetSeq(), asmSeq))
 				return
+			}
+			if asm.Records == nil {
+				asm.Records = t.takeSpare(int(b.GetCount()))
+			}
+			if t.p.data != nil && len(b.GetRecords()) > 0 {
+				asm.bulks = append(asm.bulks, b.GetRecords())
 			}
 			if err := appendBatch(asm, b, &dec); err != nil {
 				t.fail(t.protoErr("%v", err))
@@ -387,6 +398,41 @@ func (t *SourceTask) took(b *SourceBatch) (*SourceBatch, error) {
 		t.fail(t.p.failure("source task "+t.name+": credit", err, false))
 	}
 	return b, nil
+}
+
+// Release hands a batch back once the caller is done with it, so that
+// its memory carries later batches: the buffers its records were received
+// into and its Records slice. Afterwards nothing of b.Records (keys,
+// values, headers, SourcePartition, SourceOffset) may be used; b.Offsets and
+// b.Failures are copies and stay valid. Calling Release is optional: a
+// batch that is not released is left to the garbage collector.
+func (t *SourceTask) Release(b *SourceBatch) {
+	if b == nil {
+		return
+	}
+	for _, buf := range b.bulks {
+		t.p.data.Release(buf)
+	}
+	b.bulks = nil
+	recs := b.Records[:0]
+	b.Records = nil
+	t.spareMu.Lock()
+	if cap(recs) > cap(t.spare) {
+		t.spare = recs
+	}
+	t.spareMu.Unlock()
+}
+
+// takeSpare returns the released records slice if it holds n records.
+func (t *SourceTask) takeSpare(n int) []SourceRecord {
+	t.spareMu.Lock()
+	defer t.spareMu.Unlock()
+	if cap(t.spare) < n {
+		return nil
+	}
+	recs := t.spare
+	t.spare = nil
+	return recs
 }
 
 // Err returns the task's failure, or nil while it runs.

@@ -66,6 +66,7 @@ type Conn struct {
 	nc   net.Conn
 	opts Options
 	w    *writer
+	pool bufPool // bulk buffers released by receivers
 
 	mu        sync.Mutex
 	streams   map[uint32]*Stream
@@ -181,6 +182,7 @@ func (c *Conn) Open(ctx context.Context, kind byte) (*Stream, error) {
 func (c *Conn) read() {
 	defer close(c.readerEnd)
 	fr := NewFrameReader(bufio.NewReaderSize(c.nc, 64<<10), c.opts.MaxBody)
+	fr.Alloc = c.pool.get
 	hello := c.opts.Role == Plugin // the plugin expects none
 	for {
 		f, err := fr.Next()
@@ -279,6 +281,12 @@ func (c *Conn) dispatch(f Frame) error {
 	return nil
 }
 
+// Release hands back the bulk of a received message (what Decode was
+// given) once nothing refers to it any more: a later frame may be read into
+// it. Releasing is optional; a buffer that is still in use must never be
+// released.
+func (c *Conn) Release(bulk []byte) { c.pool.put(bulk) }
+
 func (c *Conn) remove(id uint32) {
 	c.mu.Lock()
 	delete(c.streams, id)
@@ -308,6 +316,10 @@ func newStream(c *Conn, id uint32, kind byte) *Stream {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Stream{c: c, id: id, kind: kind, ctx: ctx, cancel: cancel, notify: make(chan struct{}, 1)}
 }
+
+// Release hands back the bulk of a message received on this stream once
+// nothing refers to it any more (Conn.Release).
+func (s *Stream) Release(bulk []byte) { s.c.Release(bulk) }
 
 // Kind is the stream's kind, as given to Open.
 func (s *Stream) Kind() byte { return s.kind }

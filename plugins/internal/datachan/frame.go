@@ -90,7 +90,8 @@ func ParseHeader(b *[HeaderSize]byte, maxBody int) (Header, error) {
 }
 
 // Frame is one decoded frame. Meta is valid until the next call of
-// FrameReader.Next; Bulk is freshly allocated and may be kept.
+// FrameReader.Next; Bulk is the reader's to keep (freshly allocated, or
+// from the reader's Alloc).
 type Frame struct {
 	Header
 	Meta, Bulk []byte
@@ -103,6 +104,9 @@ type FrameReader struct {
 	maxBody int
 	hdr     [HeaderSize]byte
 	meta    []byte // reused
+	// Alloc, if set, returns the buffer for a frame's bulk of n bytes
+	// (default: make). Next overwrites all n bytes.
+	Alloc func(n int) []byte
 }
 
 // NewFrameReader reads frames of at most maxBody body bytes from r (give
@@ -136,8 +140,13 @@ func (fr *FrameReader) Next() (Frame, error) {
 		return Frame{}, unexpected(err)
 	}
 	if h.BulkLen > 0 {
-		// Fresh: the receiver's records alias it for as long as it keeps them.
-		f.Bulk = make([]byte, h.BulkLen)
+		// The receiver's records alias it for as long as it keeps them: a
+		// fresh buffer, or one its receiver released to Alloc's pool.
+		if fr.Alloc != nil {
+			f.Bulk = fr.Alloc(h.BulkLen)
+		} else {
+			f.Bulk = make([]byte, h.BulkLen)
+		}
 		if _, err := io.ReadFull(fr.r, f.Bulk); err != nil {
 			return Frame{}, unexpected(err)
 		}

@@ -220,6 +220,10 @@ const (
 	SinkReject  = "reject"   // ReportError for records whose value contains this
 	SinkFailPut = "fail.put" // "retriable" | "fatal": Put returns that error
 	SinkHang    = "hang.put" // "true": Put never returns
+	// SinkBorrow "false" makes the task keep the default record lifetime
+	// (sdk.RecordBorrower off); by default it borrows: Put writes its
+	// records to the file before it returns and keeps none.
+	SinkBorrow = "borrow.records"
 )
 
 type Sink struct{}
@@ -272,6 +276,10 @@ func (t *sinkTask) Start(_ context.Context, tctx sdk.SinkTaskContext, props map[
 	tctx.Metrics().MustRegister(t.maxIn, t.puts)
 	return nil
 }
+
+// BorrowsRecords: Put copies what it writes and keeps no record.
+func (t *sinkTask) BorrowsRecords() bool { return t.props[SinkBorrow] != "false" }
+
 func (t *sinkTask) Open(context.Context, []sdk.TopicPartition) error  { return nil }
 func (t *sinkTask) Close(context.Context, []sdk.TopicPartition) error { return nil }
 

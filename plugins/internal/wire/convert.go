@@ -92,11 +92,19 @@ func ErrorToPB(err error) *pluginpb.Error {
 }
 
 // RemoteError is an error that happened on the other side of the boundary.
+// Its message is the remote error's, unchanged: a retriable one already
+// says so ("retriable: ..."), so it is marked through Retriable rather
+// than wrapped a second time.
 type RemoteError struct {
 	Message, Trace string
+	retriable      bool
 }
 
 func (e *RemoteError) Error() string { return e.Message }
+
+// Retriable reports whether the remote error was retriable; sdk.IsRetriable
+// asks it.
+func (e *RemoteError) Retriable() bool { return e.retriable }
 
 // ErrorFromPB converts a wire error: retriable errors satisfy
 // sdk.IsRetriable; errors.As finds the *RemoteError with the trace.
@@ -104,11 +112,7 @@ func ErrorFromPB(e *pluginpb.Error) error {
 	if e == nil {
 		return nil
 	}
-	var err error = &RemoteError{Message: e.Message, Trace: e.Trace}
-	if e.Retriable {
-		err = sdk.Retriable(err)
-	}
-	return err
+	return &RemoteError{Message: e.Message, Trace: e.Trace, retriable: e.Retriable}
 }
 
 // TraceOf returns the remote trace of err if it came over the wire, else

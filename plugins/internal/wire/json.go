@@ -27,14 +27,20 @@ func AppendJSONObject(dst []byte, m map[string]any) ([]byte, error) {
 const flatKeys = 8
 
 func appendFlatObject(dst []byte, m map[string]any) ([]byte, bool) {
-	if m == nil || len(m) > flatKeys {
-		return dst, false
-	}
 	var arr [flatKeys]string
-	keys := arr[:0]
+	out, _, ok := appendFlatObjectKeys(dst, m, arr[:0])
+	return out, ok
+}
+
+// appendFlatObjectKeys is appendFlatObject that also returns m's keys,
+// sorted, appended to keys.
+func appendFlatObjectKeys(dst []byte, m map[string]any, keys []string) ([]byte, []string, bool) {
+	if m == nil || len(m) > flatKeys {
+		return dst, keys, false
+	}
 	for k := range m {
 		if !plainString(k) {
-			return dst, false
+			return dst, keys, false
 		}
 		// Insertion sort: encoding/json orders keys by strings.Compare.
 		i := len(keys)
@@ -55,10 +61,57 @@ func appendFlatObject(dst []byte, m map[string]any) ([]byte, bool) {
 		dst = append(dst, '"', ':')
 		var ok bool
 		if dst, ok = appendFlatValue(dst, m[k]); !ok {
-			return dst[:start], false
+			return dst[:start], keys, false
 		}
 	}
-	return append(dst, '}'), true
+	return append(dst, '}'), keys, true
+}
+
+// ObjectEncoder is AppendJSONObject with a memory of the last flat
+// object's keys. A map with exactly those keys (same count, each found
+// by lookup) is written without iterating it: ranging over a map costs a
+// random start and an iterator, and sorting its keys, several lookups'
+// worth, while one task's source offsets nearly always share their keys.
+// The zero value is ready to use; an encoder is not safe for concurrent
+// use.
+type ObjectEncoder struct {
+	keys []string // sorted, plain; empty when unknown
+}
+
+// Append appends m as encoding/json marshals it, byte for byte.
+func (e *ObjectEncoder) Append(dst []byte, m map[string]any) ([]byte, error) {
+	if n := len(e.keys); n > 0 && len(m) == n {
+		start := len(dst)
+		dst = append(dst, '{')
+		ok := true
+		for i, k := range e.keys {
+			v, found := m[k]
+			if !found {
+				ok = false
+				break
+			}
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '"')
+			dst = append(dst, k...)
+			dst = append(dst, '"', ':')
+			if dst, ok = appendFlatValue(dst, v); !ok {
+				break
+			}
+		}
+		if ok {
+			return append(dst, '}'), nil
+		}
+		dst = dst[:start]
+	}
+	out, keys, ok := appendFlatObjectKeys(dst, m, e.keys[:0])
+	if ok && len(keys) > 0 {
+		e.keys = keys
+		return out, nil
+	}
+	e.keys = e.keys[:0]
+	return AppendJSONObject(dst, m)
 }
 
 func appendFlatValue(dst []byte, v any) ([]byte, bool) {

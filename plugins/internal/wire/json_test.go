@@ -34,6 +34,14 @@ func TestAppendJSONObjectMatchesEncodingJSON(t *testing.T) {
 		}
 		cases = append(cases, m)
 	}
+	// Runs of maps with the same keys take the encoder's lookup path.
+	for i := range 500 {
+		cases = append(cases, map[string]any{"i": i}, map[string]any{"i": i, "p": "x"}, map[string]any{"p": "x", "i": i})
+		if i%7 == 0 {
+			cases = append(cases, map[string]any{"i": "a\nb"}, map[string]any{"j": i}, map[string]any{"i": []int{i}})
+		}
+	}
+	var enc ObjectEncoder
 	for _, m := range cases {
 		want, werr := json.Marshal(m)
 		got, gerr := AppendJSONObject([]byte("prefix"), m)
@@ -42,6 +50,13 @@ func TestAppendJSONObjectMatchesEncodingJSON(t *testing.T) {
 		}
 		if werr == nil && string(got) != "prefix"+string(want) {
 			t.Fatalf("%#v:\n got %s\nwant prefix%s", m, got, want)
+		}
+		got, gerr = enc.Append([]byte("prefix"), m)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("encoder: %#v: error %v, json.Marshal's %v", m, gerr, werr)
+		}
+		if werr == nil && string(got) != "prefix"+string(want) {
+			t.Fatalf("encoder: %#v:\n got %s\nwant prefix%s", m, got, want)
 		}
 	}
 }
@@ -88,6 +103,12 @@ func BenchmarkAppendJSONObject(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
 			buf, _ = AppendJSONObject(buf[:0], m)
+		}
+	})
+	b.Run("encoder", func(b *testing.B) {
+		var enc ObjectEncoder
+		for b.Loop() {
+			buf, _ = enc.Append(buf[:0], m)
 		}
 	})
 	b.Run("encoding/json", func(b *testing.B) {

@@ -76,6 +76,7 @@ func AppendSourceExtras(dst, partition, offset []byte, boundary byte) []byte {
 type Decoder struct {
 	buf     []byte
 	strings map[string]string
+	last    string // the last string returned: batches repeat one topic
 }
 
 // ErrMalformed marks packed data that cannot be decoded.
@@ -129,7 +130,11 @@ func (d *Decoder) str() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if string(b) == d.last { // cheaper than hashing for the map
+		return d.last, nil
+	}
 	if s, ok := d.strings[string(b)]; ok { // no allocation for the lookup
+		d.last = s
 		return s, nil
 	}
 	if d.strings == nil {
@@ -140,6 +145,7 @@ func (d *Decoder) str() (string, error) {
 	}
 	s := string(b)
 	d.strings[s] = s
+	d.last = s
 	return s, nil
 }
 

@@ -224,6 +224,10 @@ func (c *SinkServer) SendAll(ms ...*pluginpb.SinkResponse) error {
 	return err
 }
 
+// Release hands back the records buffer of a received put once nothing
+// refers to it (datachan.Conn.Release).
+func (c *SinkServer) Release(records []byte) { c.s.Release(records) }
+
 func (c *SinkServer) Recv() (*pluginpb.SinkRequest, error) {
 	v, err := c.s.Recv()
 	if err != nil {
