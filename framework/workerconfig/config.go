@@ -212,8 +212,8 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 			BatchBytes:      int(v.Int(PluginBatchBytes)),
 			// -1 (unlimited) maps to any negative value, as LaunchOptions wants.
 			LogLinesPerSecond: int(v.Int(PluginLogLines)),
-			GOGC:            v.String(PluginGOGC),
-			GOMemLimit:      v.String(PluginGOMemLimit),
+			GOGC:              v.String(PluginGOGC),
+			GOMemLimit:        v.String(PluginGOMemLimit),
 		},
 	}
 	if p := v.Int(OffsetsPartitions); p > 0 {
