@@ -58,7 +58,7 @@ func (h *Herder) newStatusStore() (*statusStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status topic reader: %w", err)
 	}
-	prod, err := kafka.NewProducer(h.clientConfig(base, kafka.ConfigMap{
+	prod, err := kafka.NewProducer(h.producerConfig(base, kafka.ConfigMap{
 		"enable.idempotence": true,
 		"acks":               "all",
 		"linger.ms":          5,
