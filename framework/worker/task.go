@@ -221,9 +221,9 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 // the task to this worker (Config.OwnsTask): then no successor exists to
 // fight for the transactional id, and the new incarnation's
 // InitTransactions aborts whatever the old producer left open. Without
-// that, a plugin crash that left an abort failing fatally (the chaos suite
-// saw INVALID_TXN_STATE right after a broker restart) stopped the task
-// for good on a worker that still owned it.
+// that, a plugin crash whose abort then failed fatally (the chaos soak saw
+// INVALID_TXN_STATE, with no fencing involved) stopped the task for good
+// on a worker that still owned it.
 func (t *taskRuntime) autoRestart(ctx context.Context, err error) (bool, *noRestartError) {
 	if t.w.cfg.DisableAutoRestart {
 		return false, nil
