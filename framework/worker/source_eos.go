@@ -487,8 +487,8 @@ func (e *eosTask) classify(err error) error {
 			"transaction coordinator aborted a transaction that timed out), so this one stops; it restarts automatically only if "+
 			"this worker still owns the task (the new owner carries on from the committed offsets): %w", e.r.id, e.txID, err), fenced: true}
 	case ke.IsFatal():
-		return &noRestartError{err: fmt.Errorf("fatal producer error on transactional.id %s; the task is not restarted automatically "+
-			"because a new producer would fence a possible successor (restart it explicitly): %w", e.txID, err)}
+		return &noRestartError{err: fmt.Errorf("fatal producer error on transactional.id %s; the task restarts automatically only if "+
+			"this worker still owns it, because a new producer would fence a possible successor: %w", e.txID, err), fatal: true}
 	case ke.TxnRequiresAbort():
 		return &errAbortable{err}
 	case e.txn.open && ke.Code() != kafka.ErrMsgSizeTooLarge:
