@@ -85,6 +85,7 @@ type sourceRunner struct {
 	partEnc, offEnc wire.ObjectEncoder
 
 	polls, polled, failures prometheus.Counter
+	pollSeconds             prometheus.Histogram
 }
 
 func (r *sourceRunner) send(m *pluginpb.SourceResponse) error {
@@ -120,7 +121,9 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	r.polls = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_polls_total", Help: "Poll calls that returned records."})
 	r.polled = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_polled_records_total", Help: "Records returned by Poll, before transforms."})
 	r.failures = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_chain_failures_total", Help: "Records that failed in a converter or transform."})
-	r.tctx.wrapped.MustRegister(r.polls, r.polled, r.failures)
+	r.pollSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "connectd_plugin_source_poll_duration_seconds",
+		Help: "Time of one Poll call of the source task, empty polls included (poll-batch-time).", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18)})
+	r.tctx.wrapped.MustRegister(r.polls, r.polled, r.failures, r.pollSeconds)
 
 	offsets, err := offsetSnapshot(st.GetOffsets())
 	if err != nil {
@@ -258,10 +261,12 @@ func (r *sourceRunner) pollLoop(ctx context.Context) error {
 		if err := r.takeCredit(ctx); err != nil {
 			return nil
 		}
+		start := time.Now()
 		recs, err := r.task.Poll(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
+		r.pollSeconds.Observe(time.Since(start).Seconds())
 		if err != nil {
 			if sdk.IsRetriable(err) {
 				r.tctx.log.Warn("poll failed, retrying", "error", err, "backoff", backoff)

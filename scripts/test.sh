@@ -12,6 +12,21 @@ command -v go >/dev/null || { echo "test: Go is not installed (need Go 1.26)" >&
 command -v gcc >/dev/null || { echo "test: gcc is not installed: confluent-kafka-go needs cgo (apt-get install -y gcc)" >&2; exit 1; }
 go version
 
+step "Prometheus (grafana/ tests run every dashboard query and alert test with it)"
+if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
+  prometheus --version 2>&1 | head -n1
+else
+  sudo=
+  [[ $(id -u) == 0 ]] || sudo=sudo
+  if command -v apt-get >/dev/null; then
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    # The package's service start may be refused in containers; harmless.
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus
+  else
+    echo "test: prometheus/promtool missing and no apt-get: install Debian's prometheus package (the grafana/ tests skip without it, or fail with CI=true)" >&2
+  fi
+fi
+
 started_kafka=no
 cleanup() {
   if [[ $started_kafka == yes ]]; then

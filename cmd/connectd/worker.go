@@ -7,14 +7,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/logging"
+	"github.com/connectd/connectd/framework/metrics"
 	"github.com/connectd/connectd/framework/rest"
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/framework/worker"
@@ -91,7 +93,6 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	}
 	progress("internal topics ready: config=%s offsets=%s status=%s", cfg.Herder.ConfigTopic, cfg.Herder.OffsetsTopic, cfg.Herder.StatusTopic)
 
-	reg := prometheus.NewRegistry()
 	hcfg := cfg.Herder
 	hcfg.Plugins = catalog
 	hcfg.Version, hcfg.Commit = version, commit
@@ -99,6 +100,17 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 		hcfg.Commit = vcsRevision()
 	}
 	hcfg.Logger = levels.Logger(base, "connectd.herder")
+	// One registry for the whole worker; /metrics adds the plugin
+	// processes' families to it at scrape time.
+	reg := metrics.NewRegistry(metrics.BuildInfo{Version: hcfg.Version, Commit: hcfg.Commit})
+	metricsLog := levels.Logger(base, "connectd.metrics")
+	scrape, err := metrics.NewGatherer(reg, metrics.GathererOptions{Logger: metricsLog})
+	if err != nil {
+		return oneLine("%v", err)
+	}
+	metricsHandler := metrics.Handler(scrape, metricsLog)
+	hcfg.Metrics = reg
+	hcfg.LogLevels = levels
 	tlsConf, err := restCfg.TLS.ClientConfig()
 	if err != nil {
 		return oneLine("%v", err)
@@ -115,7 +127,7 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	}
 
 	srv, err := rest.NewServer(restCfg, h, rest.WithLogger(levels.Logger(base, "connectd.rest")),
-		rest.WithRegisterer(reg), rest.WithLogLevels(levels))
+		rest.WithRegisterer(reg), rest.WithLogLevels(levels), rest.WithMetricsHandler(metricsHandler))
 	if err != nil {
 		return oneLine("%v", err)
 	}
@@ -139,6 +151,23 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	w, err := worker.New(ctx, wcfg, h)
 	if err != nil {
 		return oneLine("%v", err)
+	}
+	scrape.SetPlugins(func() []metrics.PluginTarget {
+		procs := w.PluginProcesses()
+		out := make([]metrics.PluginTarget, len(procs))
+		for i, p := range procs {
+			out[i] = metrics.PluginTarget{Connector: p.Connector, Source: p.Process}
+		}
+		return out
+	})
+	stopMetrics, err := serveMetrics(cfg.MetricsListener, metricsHandler, log)
+	if err != nil {
+		closeWorker(w, cfg)
+		return oneLine("metrics.listener: %v", err)
+	}
+	defer stopMetrics()
+	if cfg.MetricsListener != "" {
+		progress("metrics on %s/metrics", cfg.MetricsListener)
 	}
 
 	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
@@ -185,6 +214,35 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 		return oneLine("REST server: %v", runErr)
 	}
 	return nil
+}
+
+// serveMetrics serves /metrics alone on metrics.listener (http://host:port)
+// until the returned stop is called; with no listener it does nothing.
+func serveMetrics(listener string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+	if listener == "" {
+		return func() {}, nil
+	}
+	addr := strings.TrimPrefix(listener, "http://")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener failed", "listener", listener, "err", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
 }
 
 func closeWorker(w *worker.Worker, cfg *workerconfig.Config) {

@@ -184,7 +184,7 @@ func TestTwoWorkersFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long cluster test; run without -short")
 	}
-	const partitions, perPartition, tasks = 6, 20_000, 4
+	const partitions, perPartition, tasks = 6, 40_000, 4
 	src := kafkatest.Topic(t, kafkatest.Partitions(partitions))
 	target := src + ".replica"
 	t.Cleanup(func() { kafkatest.DeleteTopics(t, target) })
@@ -207,7 +207,9 @@ func TestTwoWorkersFailover(t *testing.T) {
 		"connector.class": Class, "tasks.max": fmt.Sprint(tasks),
 		"source.bootstrap.servers": bs, "target.bootstrap.servers": bs,
 		"topics": src, "target.topic.format": "${topic}.replica",
-		"poll.max.records": "200",
+		// Small transactions (one per poll) keep the copy slow enough
+		// that both kills land mid-copy.
+		"poll.max.records": "50",
 	}, herder.InitialRunning); err != nil {
 		t.Fatal(err)
 	}

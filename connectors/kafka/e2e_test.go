@@ -517,6 +517,24 @@ func TestBadInputThroughWorker(t *testing.T) {
 		})
 	})
 
+	t.Run("missing topic heals when it is created", func(t *testing.T) {
+		missing := kafkatest.UniqueName(t, "missing")
+		e := newE2E(t, props("topics", missing))
+		w := e.start()
+		line := w.waitLine(t, time.Minute, "connector repl FAILED")
+		if !strings.Contains(line, "do not exist on the source cluster") || !strings.Contains(line, missing) {
+			t.Errorf("trace %q does not name the missing topic %s", line, missing)
+		}
+		kafkatest.CreateTopic(t, missing, kafkatest.Partitions(2))
+		t.Cleanup(func() { kafkatest.DeleteTopics(t, missing, missing+".replica") })
+		produce(t, &ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: ptr(missing), Partition: 0}, Value: []byte("y")})
+		w.waitLine(t, 2*time.Minute, "task repl-0 RUNNING")
+		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+			n := committedCount(t, missing+".replica")
+			return n == 1, fmt.Sprintf("%d records copied", n)
+		})
+	})
+
 	t.Run("target with too few partitions", func(t *testing.T) {
 		src := kafkatest.Topic(t, kafkatest.Partitions(3))
 		kafkatest.CreateTopic(t, src+".replica", kafkatest.Partitions(1))

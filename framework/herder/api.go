@@ -12,6 +12,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/worker"
 )
 
@@ -708,4 +709,23 @@ func (h *Herder) OwnsTask(ctx context.Context, id TaskID) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// SetClusterLoggerLevel is PUT /admin/loggers/{ns}?scope=cluster
+// (KIP-976): the leader writes a logger-cluster-<ns> record, which every
+// worker, this one included, applies when it reads it.
+func (h *Herder) SetClusterLoggerLevel(ctx context.Context, namespace, level string) error {
+	if h.cfg.LogLevels == nil {
+		return &BadRequestError{Msg: "scope=cluster is not supported by this worker; use scope=worker"}
+	}
+	if namespace == "" {
+		return &BadRequestError{Msg: "a logger name is required"}
+	}
+	if _, err := logging.ParseLevel(level); err != nil {
+		return &BadRequestError{Msg: err.Error()}
+	}
+	_, err := h.asLeader(ctx, func(*Snapshot) ([]*kafka.Message, error) {
+		return []*kafka.Message{record(keyLoggerPrefix+namespace, loggerValue{Level: strings.ToUpper(level)})}, nil
+	})
+	return err
 }

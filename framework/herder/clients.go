@@ -125,3 +125,28 @@ func (b *broadcast) Notify() {
 	b.ch = make(chan struct{})
 	b.mu.Unlock()
 }
+
+// producerChannels sizes confluent-kafka-go's Go-side channels of a
+// producer. Its defaults (a million entries each for Events() and
+// ProduceChannel()) put 24 MiB per producer on the Go heap at creation:
+// the pages are never touched, but the garbage collector counts them as
+// live, so each producer lets the worker hold up to 24 MiB more garbage
+// before a collection. The herder's producers report deliveries on
+// per-call channels and never use ProduceChannel, so small ones do.
+var producerChannels = kafka.ConfigMap{
+	"go.events.channel.size":  1000,
+	"go.produce.channel.size": 0,
+}
+
+// producerConfig is clientConfig for a producer: own, plus small Go
+// channels unless own sizes them.
+func (h *Herder) producerConfig(clientID string, own kafka.ConfigMap) *kafka.ConfigMap {
+	m := kafka.ConfigMap{}
+	for k, v := range producerChannels {
+		m[k] = v
+	}
+	for k, v := range own {
+		m[k] = v
+	}
+	return h.clientConfig(clientID, m)
+}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/internal/kafkatest"
@@ -198,6 +200,7 @@ type cluster struct {
 	client  *directClient
 	herders []*Herder
 	rts     []*recordRuntime
+	regs    []*prometheus.Registry
 }
 
 func newCluster(t *testing.T, eos bool) *cluster {
@@ -264,6 +267,8 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	cfg.WorkerURL = fmt.Sprintf("http://127.0.0.1:%d", 18000+i)
 	cfg.Logger = testLogger(c.t, strconv.Itoa(i))
 	rt := newRecordRuntime()
+	reg := prometheus.NewRegistry()
+	cfg.Metrics = reg
 	h, err := New(cfg, c.client)
 	if err != nil {
 		c.t.Fatal(err)
@@ -284,6 +289,7 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	})
 	c.herders = append(c.herders, h)
 	c.rts = append(c.rts, rt)
+	c.regs = append(c.regs, reg)
 	return h, rt
 }
 
@@ -397,6 +403,39 @@ func TestClusterInProcAssignsAndRebalances(t *testing.T) {
 	}
 	if restarted != 0 {
 		t.Fatalf("%d unaffected tasks were restarted by the join", restarted)
+	}
+
+	// The worker and rebalance metrics agree with what happened: one
+	// leader, four workers in the assignment, six tasks between them, and
+	// the join counted as a rebalance that took time on a worker that was
+	// already there.
+	leaders, tasks := 0.0, 0.0
+	kafkatest.Eventually(t, 20*time.Second, func() (bool, string) {
+		leaders, tasks = 0, 0
+		for i, reg := range c.regs {
+			leaders += gauge(t, reg, "connectd_worker_leader")
+			tasks += gauge(t, reg, "connectd_worker_assigned_tasks")
+			if w := gauge(t, reg, "connectd_cluster_workers"); w != 4 {
+				return false, fmt.Sprintf("worker %d: connectd_cluster_workers = %v", i, w)
+			}
+			if r := gauge(t, reg, "connectd_worker_rebalancing"); r != 0 {
+				return false, fmt.Sprintf("worker %d still rebalancing", i)
+			}
+		}
+		return leaders == 1 && tasks == 6, fmt.Sprintf("leaders %v, assigned tasks %v", leaders, tasks)
+	})
+	if n := gauge(t, c.regs[0], "connectd_worker_rebalances_total"); n < 2 {
+		t.Errorf("worker 0 counted %v rebalances; it saw at least the connector and the fourth worker", n)
+	}
+	var h dto.Metric
+	if err := c.herders[0].rebal.duration.Write(&h); err != nil {
+		t.Fatal(err)
+	}
+	if h.GetHistogram().GetSampleCount() < 2 || h.GetHistogram().GetSampleSum() <= 0 {
+		t.Errorf("rebalance durations: %d observed, sum %vs; want the fourth worker's join to take time", h.GetHistogram().GetSampleCount(), h.GetHistogram().GetSampleSum())
+	}
+	if g := gauge(t, c.regs[3], "connectd_worker_assignment_generation"); g < 1 || g != gauge(t, c.regs[0], "connectd_worker_assignment_generation") {
+		t.Errorf("generations differ: %v vs %v", g, gauge(t, c.regs[0], "connectd_worker_assignment_generation"))
 	}
 
 	// A worker leaves gracefully: its tasks run elsewhere at once.
@@ -617,4 +656,23 @@ func TestClusterInProcFencedLeaderStepsDown(t *testing.T) {
 		_, _, err := nl.PutConnectorConfig(ctx, "b", map[string]string{"connector.class": "Source", "tasks.max": "1"}, false, "")
 		return err == nil, fmt.Sprint(err)
 	})
+}
+
+// gauge reads an unlabelled gauge or counter from reg (0 when absent).
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			m := f.GetMetric()[0]
+			if m.Counter != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return 0
 }

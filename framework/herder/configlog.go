@@ -46,7 +46,7 @@ func (h *Herder) newConfigLog() (*configLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config topic reader: %w", err)
 	}
-	prod, err := kafka.NewProducer(h.clientConfig(base, kafka.ConfigMap{
+	prod, err := kafka.NewProducer(h.producerConfig(base, kafka.ConfigMap{
 		"enable.idempotence": true,
 		"acks":               "all",
 		"linger.ms":          0,

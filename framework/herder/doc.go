@@ -21,7 +21,9 @@
 //     connectd-assignment record) and fences exactly-once task generations;
 //   - local applies this worker's share of the assignment to the Runtime
 //     (framework/worker) and sends the task configs its connectors
-//     generate to the leader.
+//     generate to the leader;
+//   - metrics.go reports the worker and rebalance metrics
+//     (connectd_worker_*, connectd_cluster_workers) on Config.Metrics.
 //
 // What this package must not do: run tasks (framework/worker does), or
 // speak HTTP (framework/rest does; this package only defines the entities

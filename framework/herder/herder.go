@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/connectd/connectd/framework/configprovider"
 )
 
@@ -73,7 +75,17 @@ type Config struct {
 	// Version and Commit are reported by GET /.
 	Version, Commit string
 
+	// LogLevels, when set, receives the cluster-wide log levels
+	// (PUT /admin/loggers/{ns}?scope=cluster, logger-cluster-<ns> records):
+	// each worker applies every such record it reads, including those
+	// written before it started, so a worker that joins later logs like
+	// the rest. Without it scope=cluster is refused.
+	LogLevels LogLevelSetter
+
 	Logger *slog.Logger
+	// Metrics receives the worker and rebalance metrics (prefix
+	// connectd_worker_); nil registers them nowhere.
+	Metrics prometheus.Registerer
 }
 
 func (c *Config) setDefaults() {
@@ -103,6 +115,12 @@ func (c *Config) validate() error {
 		return errors.New("herder: the config, status and offsets topics are required")
 	}
 	return nil
+}
+
+// LogLevelSetter applies a log level to a logger namespace;
+// *logging.Levels implements it.
+type LogLevelSetter interface {
+	Set(name, level string) ([]string, error)
 }
 
 // LeaderClient sends the internal inter-worker requests to the leader,
@@ -137,6 +155,8 @@ type Herder struct {
 	secretsMu sync.Mutex
 	secrets   map[string]map[string]string
 
+	rebal *rebalanceMetrics
+
 	stopOnce sync.Once
 	cancel   context.CancelFunc
 	loops    sync.WaitGroup
@@ -154,6 +174,9 @@ func New(cfg Config, client LeaderClient) (*Herder, error) {
 		return nil, err
 	}
 	h := &Herder{cfg: cfg, log: cfg.Logger, client: client}
+	if err := h.registerMetrics(cfg.Metrics); err != nil {
+		return nil, err
+	}
 	h.setStage("the herder has not started")
 	return h, nil
 }

@@ -140,7 +140,7 @@ func (l *leader) claim(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	start := time.Now()
-	p, err := kafka.NewProducer(l.h.clientConfig(l.h.cfg.GroupID+"-configs-leader", kafka.ConfigMap{
+	p, err := kafka.NewProducer(l.h.producerConfig(l.h.cfg.GroupID+"-configs-leader", kafka.ConfigMap{
 		"transactional.id":       TransactionalID(l.h.cfg.GroupID),
 		"enable.idempotence":     true,
 		"acks":                   "all",

@@ -1,5 +1,7 @@
 package herder
 
+import "github.com/connectd/connectd/framework/worker"
+
 // The herder is the runtime's StatusListener: every state change of a
 // connector or task this worker runs becomes a status record, stamped with
 // this worker's id and the generation of the assignment it applied last.
@@ -30,7 +32,7 @@ func (h *Herder) TaskState(id TaskID, s State, trace string) {
 // TopicActive records that a task produced to or consumed from a topic
 // (topic tracking, KIP-558).
 func (h *Herder) TopicActive(id TaskID, topic string) {
-	if !h.cfg.TopicTracking || h.statuses == nil {
+	if !h.cfg.TopicTracking || h.statuses == nil || h.statuses.hasTopic(id.Connector, topic) {
 		return
 	}
 	if !h.configs.Snapshot().Contains(id.Connector) {
@@ -61,3 +63,5 @@ func (h *Herder) reportable(it item, state string) bool {
 	_, owned := a.OwnerOfTask(it)
 	return !owned
 }
+
+var _ worker.TopicListener = (*Herder)(nil)

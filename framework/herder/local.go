@@ -1,11 +1,13 @@
 package herder
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -32,6 +34,9 @@ type local struct {
 	tasks       map[ConnectorTaskID]*localTask
 	targets     map[string]TargetState // target applied per connector
 	restartSeen map[string]int64
+	// loggerSeen is the offset of the logger-cluster-<ns> record applied
+	// last, per namespace.
+	loggerSeen map[string]int64
 
 	// reconf holds each running connector's task-config request channel;
 	// the runtime's reconfiguration callback reaches it from other
@@ -69,6 +74,7 @@ func newLocal(h *Herder) *local {
 		tasks:       map[ConnectorTaskID]*localTask{},
 		targets:     map[string]TargetState{},
 		restartSeen: map[string]int64{},
+		loggerSeen:  map[string]int64{},
 		reconf:      map[string]chan struct{}{},
 		pings:       make(chan chan struct{}),
 		calls:       make(chan loopCall),
@@ -88,7 +94,9 @@ func (l *local) run(ctx context.Context, initial *Snapshot) {
 	defer resync.Stop()
 	for ctx.Err() == nil {
 		ch := l.h.configs.changed.C()
-		l.reconcile(ctx, l.h.configs.Snapshot())
+		snap := l.h.configs.Snapshot()
+		l.applyLoggers(snap)
+		l.reconcile(ctx, snap)
 		select {
 		case <-ctx.Done():
 		case <-ch:
@@ -99,6 +107,34 @@ func (l *local) run(ctx context.Context, initial *Snapshot) {
 			c.fn(ctx)
 			close(c.done)
 		}
+	}
+}
+
+// applyLoggers applies the cluster-wide log levels not applied yet, in
+// the order they were written.
+func (l *local) applyLoggers(snap *Snapshot) {
+	if l.h.cfg.LogLevels == nil {
+		return
+	}
+	type change struct {
+		ns string
+		e  loggerEntry
+	}
+	var todo []change
+	for ns, e := range snap.loggers {
+		if seen, ok := l.loggerSeen[ns]; !ok || e.offset > seen {
+			todo = append(todo, change{ns, e})
+		}
+	}
+	slices.SortFunc(todo, func(a, b change) int { return cmp.Compare(a.e.offset, b.e.offset) })
+	for _, c := range todo {
+		l.loggerSeen[c.ns] = c.e.offset
+		affected, err := l.h.cfg.LogLevels.Set(c.ns, c.e.level)
+		if err != nil {
+			l.log.Warn("cannot apply a cluster-wide log level", "logger", c.ns, "level", c.e.level, "err", err)
+			continue
+		}
+		l.log.Info("applied a cluster-wide log level", "logger", c.ns, "level", c.e.level, "affected", len(affected))
 	}
 }
 
@@ -145,6 +181,9 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 	}
 	l.gen.Store(gen)
 	l.mine.Store(&mine)
+	if a != nil {
+		l.h.rebal.generationApplied(gen)
+	}
 
 	wantConn := map[string]bool{}
 	for _, c := range mine.Connectors {

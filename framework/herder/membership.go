@@ -34,6 +34,8 @@ type membership struct {
 	joined  atomic.Bool
 	changed *broadcast
 	rejoin  chan struct{}
+	// onChange is told of every membership change (rebalance metrics).
+	onChange func()
 
 	wg       sync.WaitGroup
 	running  bool
@@ -71,6 +73,7 @@ func (h *Herder) newMembership() (*membership, error) {
 		admin:    admin,
 		changed:  newBroadcast(),
 		rejoin:   make(chan struct{}, 1),
+		onChange: h.rebal.membershipChanged,
 		pollDone: make(chan struct{}),
 	}
 	drainLogs(m.log, cons.Logs(), &m.wg)
@@ -113,6 +116,7 @@ func (m *membership) rebalanced(c *kafka.Consumer, ev kafka.Event) error {
 		}
 	}
 	m.epoch.Add(1)
+	m.onChange()
 	m.changed.Notify()
 	return nil
 }
@@ -146,6 +150,7 @@ func (m *membership) run(ctx context.Context) error {
 					m.log.Error("resubscribe failed", "err", err)
 				}
 				m.epoch.Add(1)
+				m.onChange()
 				m.changed.Notify()
 			default:
 			}

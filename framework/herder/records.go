@@ -122,6 +122,11 @@ type SessionKey struct {
 	Created   int64  // creation time, ms since the epoch
 }
 
+// loggerValue is a logger-cluster-<namespace> record (KIP-976).
+type loggerValue struct {
+	Level string `json:"level"`
+}
+
 type sessionKeyValue struct {
 	Key       []byte `json:"key"` // base64 in JSON, as Kafka writes it
 	Algorithm string `json:"algorithm"`

@@ -2,11 +2,14 @@ package herder
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"sort"
 	"strings"
+
+	"github.com/connectd/connectd/framework/logging"
 )
 
 // Snapshot is the cluster configuration as read from the config topic up to
@@ -20,8 +23,10 @@ type Snapshot struct {
 	targets    map[string]targetEntry
 	// fencing survives connector deletion: a re-created connector with the
 	// same name must still fence the old task producers.
-	fencing    map[string]fencingEntry
-	restarts   map[string]restartEntry
+	fencing  map[string]fencingEntry
+	restarts map[string]restartEntry
+	// loggers holds the cluster-wide log levels (logger-cluster-<ns>).
+	loggers    map[string]loggerEntry
 	sessionKey *SessionKey
 	assignment *Assignment
 	// assignmentOffset is where the assignment record was read.
@@ -56,12 +61,18 @@ type restartEntry struct {
 	offset int64
 }
 
+type loggerEntry struct {
+	level  string
+	offset int64
+}
+
 func newSnapshot() *Snapshot {
 	return &Snapshot{
 		connectors: map[string]*connectorEntry{},
 		targets:    map[string]targetEntry{},
 		fencing:    map[string]fencingEntry{},
 		restarts:   map[string]restartEntry{},
+		loggers:    map[string]loggerEntry{},
 		deferred:   map[string]map[int]map[string]string{},
 	}
 }
@@ -79,6 +90,7 @@ func (s *Snapshot) clone() *Snapshot {
 	c.targets = maps.Clone(s.targets)
 	c.fencing = maps.Clone(s.fencing)
 	c.restarts = maps.Clone(s.restarts)
+	c.loggers = maps.Clone(s.loggers)
 	c.deferred = make(map[string]map[int]map[string]string, len(s.deferred))
 	for k, v := range s.deferred {
 		c.deferred[k] = maps.Clone(v)
@@ -234,8 +246,25 @@ func (s *Snapshot) apply(log *slog.Logger, key string, value []byte, offset int6
 		}
 		s.restarts[name] = restartEntry{req: v, offset: offset}
 	case strings.HasPrefix(key, keyLoggerPrefix):
-		// Cluster-wide log levels (KIP-976) are not supported; the record
-		// is ignored.
+		ns := strings.TrimPrefix(key, keyLoggerPrefix)
+		if tomb {
+			delete(s.loggers, ns)
+			return
+		}
+		var v loggerValue
+		if err := json.Unmarshal(value, &v); err != nil {
+			bad(err)
+			return
+		}
+		if ns == "" {
+			bad(errors.New("no logger namespace in the key"))
+			return
+		}
+		if _, err := logging.ParseLevel(v.Level); err != nil {
+			bad(err)
+			return
+		}
+		s.loggers[ns] = loggerEntry{level: strings.ToUpper(v.Level), offset: offset}
 	default:
 		log.Warn("skipping config record with an unknown key", "key", key, "offset", offset)
 	}

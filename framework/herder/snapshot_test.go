@@ -276,3 +276,28 @@ func TestScrubTracesOfResolvedValues(t *testing.T) {
 		t.Fatalf("another connector's trace was changed: %q", s)
 	}
 }
+
+// Cluster-wide log levels (logger-cluster-<ns>, KIP-976): the latest
+// record per namespace wins, a tombstone forgets it, malformed ones are
+// skipped.
+func TestSnapshotClusterLoggers(t *testing.T) {
+	s := replay(t, []rec{
+		{"logger-cluster-connectd", `{"level":"debug"}`},
+		{"logger-cluster-connectd.worker", `{"level":"WARN"}`},
+		{"logger-cluster-connectd", `{"level":"ERROR"}`},
+		{"logger-cluster-connectd.rest", `{"level":"INFO"}`},
+		{"logger-cluster-connectd.rest", ""},
+		{"logger-cluster-bad", `{"level":"LOUD"}`},
+		{"logger-cluster-", `{"level":"INFO"}`},
+		{"logger-cluster-broken", `{`},
+	})
+	want := map[string]loggerEntry{"connectd": {level: "ERROR", offset: 2}, "connectd.worker": {level: "WARN", offset: 1}}
+	if !maps.Equal(s.loggers, want) {
+		t.Fatalf("loggers = %v, want %v", s.loggers, want)
+	}
+	c := s.clone()
+	c.apply(slog.New(slog.NewTextHandler(io.Discard, nil)), "logger-cluster-x", []byte(`{"level":"INFO"}`), 9)
+	if _, ok := s.loggers["x"]; ok {
+		t.Fatal("a clone shares its loggers with the original")
+	}
+}

@@ -58,7 +58,7 @@ func (h *Herder) newStatusStore() (*statusStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status topic reader: %w", err)
 	}
-	prod, err := kafka.NewProducer(h.clientConfig(base, kafka.ConfigMap{
+	prod, err := kafka.NewProducer(h.producerConfig(base, kafka.ConfigMap{
 		"enable.idempotence": true,
 		"acks":               "all",
 		"linger.ms":          5,
@@ -335,13 +335,35 @@ func (s *statusStore) putTask(id ConnectorTaskID, st Status) {
 	s.send(statusTaskKey(id), encodeStatus(st))
 }
 
+// hasTopic reports whether topic is recorded for connector; the worker
+// asks on every batch, so it must not copy anything.
+func (s *statusStore) hasTopic(connector, topic string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.topics[connector][topic]
+	return ok
+}
+
+// putTopic records that a task of connector used topic. The record is
+// also kept at once in the local view, so the batches that follow do not
+// write it again before it has been read back from the status topic; a
+// reset's tombstone (same key, so same partition, so ordered) read back
+// later removes it again and the next batch writes it anew.
 func (s *statusStore) putTopic(connector string, task int, topic string) {
-	if _, ok := s.topicsOf(connector)[topic]; ok {
+	st := topicStatus{Name: topic, Connector: connector, Task: task, Discover: time.Now().UnixMilli()}
+	s.mu.Lock()
+	if _, ok := s.topics[connector][topic]; ok {
+		s.mu.Unlock()
 		return
 	}
-	s.send(statusTopicKey(topic, connector), mustJSON(topicStatusValue{Topic: topicStatus{
-		Name: topic, Connector: connector, Task: task, Discover: time.Now().UnixMilli(),
-	}}))
+	m := s.topics[connector]
+	if m == nil {
+		m = map[string]topicStatus{}
+		s.topics[connector] = m
+	}
+	m[topic] = st
+	s.mu.Unlock()
+	s.send(statusTopicKey(topic, connector), mustJSON(topicStatusValue{Topic: st}))
 }
 
 // deleteConnector writes tombstones for every status record of the

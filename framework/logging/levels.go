@@ -84,6 +84,37 @@ func (e *InvalidLevelError) Error() string {
 	return fmt.Sprintf("invalid log level '%s'. Allowed levels: %s", e.Level, strings.Join(AllowedLevels(), ", "))
 }
 
+// maxNameLen bounds a logger name: names set through the REST API are
+// kept for the process's life.
+const maxNameLen = 255
+
+// ValidName reports whether name can name a logger: dot-separated words of
+// letters, digits, '_', '-' and '$' (Java class names and connectd's
+// dotted names), at most 255 characters.
+func ValidName(name string) error {
+	if name == "" || len(name) > maxNameLen {
+		return &InvalidNameError{Name: name}
+	}
+	for _, word := range strings.Split(name, ".") {
+		if word == "" {
+			return &InvalidNameError{Name: name}
+		}
+		for _, r := range word {
+			if !(r == '_' || r == '-' || r == '$' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				return &InvalidNameError{Name: name}
+			}
+		}
+	}
+	return nil
+}
+
+// InvalidNameError reports a logger name ValidName refuses.
+type InvalidNameError struct{ Name string }
+
+func (e *InvalidNameError) Error() string {
+	return fmt.Sprintf("invalid logger name '%s': a logger name is dot-separated words of letters, digits, '_', '-' or '$', at most %d characters (e.g. connectd.worker.task or org.apache.kafka.connect)", e.Name, maxNameLen)
+}
+
 // LoggerLevel is one logger's level as the REST API shows it;
 // LastModified is nil until the level was changed at run time.
 type LoggerLevel struct {
@@ -175,6 +206,18 @@ func (l *Levels) Get(name string) (LoggerLevel, bool) {
 	return LoggerLevel{Level: LevelName(e.v.Level()), LastModified: e.lastModified}, true
 }
 
+// Names returns the registered logger names, sorted.
+func (l *Levels) Names() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.loggers))
+	for n := range l.loggers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Set sets the level of the named logger and of all its descendants
 // ("root": every logger), registering name if it is new, and returns the
 // sorted names it changed. An unknown level name is an *InvalidLevelError.
@@ -183,8 +226,8 @@ func (l *Levels) Set(name, level string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(name) == "" {
-		return nil, fmt.Errorf("logger name must not be empty")
+	if err := ValidName(name); err != nil {
+		return nil, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

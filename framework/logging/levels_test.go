@@ -101,3 +101,23 @@ func TestLevelNamesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestValidName(t *testing.T) {
+	for _, name := range []string{"root", "connectd.worker.task", "org.apache.kafka.connect.runtime.WorkerSinkTask", "Outer$Inner", "my-plugin_2"} {
+		if err := ValidName(name); err != nil {
+			t.Errorf("ValidName(%q) = %v", name, err)
+		}
+	}
+	l := New(slog.LevelInfo)
+	for _, name := range []string{"", ".", "a..b", "a.", ".a", "has space", "semi;colon", "new\nline", strings.Repeat("x", 256)} {
+		if err := ValidName(name); err == nil {
+			t.Errorf("ValidName(%q) accepted", name)
+		}
+		if _, err := l.Set(name, "DEBUG"); err == nil {
+			t.Errorf("Set(%q) accepted", name)
+		}
+	}
+	if n := l.Names(); len(n) != 1 || n[0] != RootLogger {
+		t.Fatalf("refused names were registered: %v", n)
+	}
+}

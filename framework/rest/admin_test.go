@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/rest"
@@ -19,7 +20,7 @@ func TestLoggers(t *testing.T) {
 	e.do("GET", "/admin/loggers", nil).want(t, 200,
 		`{"root":{"level":"INFO","last_modified":null},"connectd.worker":{"level":"INFO","last_modified":null},"connectd.worker.task":{"level":"INFO","last_modified":null}}`)
 	e.do("GET", "/admin/loggers/connectd.worker", nil).want(t, 200, `{"level":"INFO","last_modified":null}`)
-	e.do("GET", "/admin/loggers/nope", nil).wantError(t, 404, "Logger nope not found.")
+	e.do("GET", "/admin/loggers/nope", nil).wantError(t, 404, "Logger nope not found. Known loggers: connectd.worker, connectd.worker.task, root.")
 
 	e.do("PUT", "/admin/loggers/connectd.worker", `{"level":"DEBUG"}`).want(t, 200, `["connectd.worker","connectd.worker.task"]`)
 	r := e.do("GET", "/admin/loggers/connectd.worker.task", nil)
@@ -45,6 +46,12 @@ func TestLoggers(t *testing.T) {
 	e.do("PUT", "/admin/loggers/connectd.worker", `{"level":["DEBUG"]}`).wantErrorContaining(t, 400, `"level"`)
 	e.do("PUT", "/admin/loggers/connectd.worker", `nope`).wantErrorContaining(t, 400, "JSON")
 	e.do("PUT", "/admin/loggers/connectd.worker?scope=cluster", `{"level":"DEBUG"}`).wantError(t, 400, "scope=cluster is not supported by this worker; use scope=worker")
+	// A name that cannot be a logger is refused, naming the allowed form and
+	// the known loggers; it is not created.
+	for _, bad := range []string{"has%20space", "a..b", "trailing.", "semi%3Bcolon", strings.Repeat("x", 256)} {
+		e.do("PUT", "/admin/loggers/"+bad, `{"level":"DEBUG"}`).wantErrorContaining(t, 400,
+			"invalid logger name", "dot-separated words", "Known loggers: connectd.worker, connectd.worker.task, org.example, root.")
+	}
 	if after := e.levels.All(); mustJSON(after) != mustJSON(before) {
 		t.Fatalf("rejected logger changes changed levels:\n%v\n%v", before, after)
 	}
@@ -73,6 +80,14 @@ func TestClusterScopeLogger(t *testing.T) {
 	srv.Handler().ServeHTTP(rec, req)
 	if rec.Code != 204 || len(ch.got) != 1 || ch.got[0] != "connectd=DEBUG" {
 		t.Fatalf("cluster scope: %d %s %v", rec.Code, rec.Body, ch.got)
+	}
+	// An invalid name is refused before it reaches the cluster.
+	rec = newRecorder()
+	req = mustReq("PUT", "/admin/loggers/a..b?scope=cluster")
+	req.Body = ioNopCloser(strings.NewReader(`{"level":"debug"}`))
+	srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "invalid logger name") || len(ch.got) != 1 {
+		t.Fatalf("invalid name, cluster scope: %d %s %v", rec.Code, rec.Body, ch.got)
 	}
 }
 
@@ -194,4 +209,27 @@ func TestOpenAPIServed(t *testing.T) {
 	if r.code != http.StatusOK || !strings.HasPrefix(strings.TrimSpace(string(r.body)), "{") || !strings.Contains(string(r.body), `"openapi": "3.1.0"`) {
 		t.Fatalf("GET /openapi.json: %d %.200s", r.code, r.body)
 	}
+}
+
+// GET /metrics serves the handler WithMetricsHandler gives (the worker's
+// scrape), counted like any endpoint; without one it is a 404.
+func TestMetricsEndpoint(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "connectd_test_gauge", Help: "A test gauge."})
+	g.Set(42)
+	reg.MustRegister(g)
+	e := newEnv(t, rest.Config{}, rest.WithRegisterer(reg), rest.WithMetricsHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	r := e.do("GET", "/metrics", nil)
+	if r.code != 200 || !strings.Contains(string(r.body), "connectd_test_gauge 42") || !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("GET /metrics: %d %s %s", r.code, r.header.Get("Content-Type"), r.body)
+	}
+	e.do("POST", "/metrics", nil).wantErrorContaining(t, 405, "not supported")
+	// The scrape is counted under its own handler label.
+	e.do("GET", "/metrics", nil)
+	if got := counterValue(t, reg, "metrics", "200"); got != 2 {
+		t.Fatalf("connectd_rest_requests_total{handler=metrics,code=200} = %v, want 2", got)
+	}
+
+	bare := newEnv(t, rest.Config{})
+	bare.do("GET", "/metrics", nil).wantError(t, 404, "this worker does not serve /metrics")
 }

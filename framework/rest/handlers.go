@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -594,9 +595,20 @@ func (s *Server) getLogger(_ context.Context, rq *request) (*reply, error) {
 	name := rq.params["logger"]
 	l, found := s.levels.Get(name)
 	if !found {
-		return nil, notFound(fmt.Sprintf("Logger %s not found.", name))
+		return nil, notFound(fmt.Sprintf("Logger %s not found. Known loggers: %s.", name, s.knownLoggers()))
 	}
 	return ok(l)
+}
+
+// knownLoggers lists the registered logger names for error messages.
+func (s *Server) knownLoggers() string {
+	all := s.levels.All()
+	names := make([]string, 0, len(all))
+	for n := range all {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 func (s *Server) setLogger(ctx context.Context, rq *request) (*reply, error) {
@@ -618,6 +630,11 @@ func (s *Server) setLogger(ctx context.Context, rq *request) (*reply, error) {
 	if _, err := logging.ParseLevel(level); err != nil {
 		return nil, notFound(err.Error())
 	}
+	// Checked before any scope: a cluster-wide change would reach every
+	// worker's log levels through the config topic.
+	if err := logging.ValidName(name); err != nil {
+		return nil, badRequest(fmt.Sprintf("%v. Known loggers: %s.", err, s.knownLoggers()))
+	}
 	scope := strings.ToLower(rq.query.Get("scope"))
 	switch scope {
 	case "cluster":
@@ -635,7 +652,7 @@ func (s *Server) setLogger(ctx context.Context, rq *request) (*reply, error) {
 	}
 	affected, err := s.levels.Set(name, level)
 	if err != nil {
-		return nil, badRequest(err.Error())
+		return nil, badRequest(fmt.Sprintf("%v. Known loggers: %s.", err, s.knownLoggers()))
 	}
 	if affected == nil {
 		affected = []string{}

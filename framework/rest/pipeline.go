@@ -93,6 +93,14 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 			}
 			principal = id
 		}
+		if rt.metrics {
+			if s.metricsH == nil {
+				writeError(rw, http.StatusNotFound, "this worker does not serve /metrics")
+				return
+			}
+			s.metricsH.ServeHTTP(rw, r)
+			return
+		}
 		body, err := readBody(r, s.cfg.MaxRequestBytes)
 		if err != nil {
 			writeErr(rw, err)

@@ -16,6 +16,7 @@ type route struct {
 	admin    bool   // served only where admin endpoints are (admin.listeners)
 	internal bool   // inter-worker: needs a valid session-key signature
 	forward  bool   // accepts ?forward= and forwards on NotLeaderError
+	metrics  bool   // served by the metrics handler (WithMetricsHandler), not handle
 	segs     []string
 	handle   func(s *Server, ctx context.Context, rq *request) (*reply, error)
 }
@@ -45,6 +46,7 @@ func routes() []*route {
 		{method: "GET", pattern: "/", op: "serverInfo", handle: (*Server).serverInfo},
 		{method: "GET", pattern: "/health", op: "health", handle: (*Server).health},
 		{method: "GET", pattern: "/openapi.json", op: "openapi", handle: (*Server).openapi},
+		{method: "GET", pattern: "/metrics", op: "metrics", metrics: true},
 		{method: "GET", pattern: "/connectors", op: "listConnectors", handle: (*Server).listConnectors},
 		{method: "POST", pattern: "/connectors", op: "createConnector", forward: true, handle: (*Server).createConnector},
 		{method: "GET", pattern: "/connectors/{connector}", op: "getConnector", handle: (*Server).getConnector},
@@ -73,7 +75,7 @@ func routes() []*route {
 		{method: "PUT", pattern: "/connector-plugins/{plugin}/config/validate", op: "validateConfig", handle: (*Server).validateConfig},
 		{method: "GET", pattern: "/admin/loggers", op: "listLoggers", admin: true, handle: (*Server).listLoggers},
 		{method: "GET", pattern: "/admin/loggers/{logger}", op: "getLogger", admin: true, handle: (*Server).getLogger},
-		{method: "PUT", pattern: "/admin/loggers/{logger}", op: "setLogger", admin: true, handle: (*Server).setLogger},
+		{method: "PUT", pattern: "/admin/loggers/{logger}", op: "setLogger", admin: true, forward: true, handle: (*Server).setLogger},
 	}
 	for _, r := range rs {
 		r.segs = splitPath(r.pattern)

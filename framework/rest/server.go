@@ -29,6 +29,11 @@ func WithRegisterer(r prometheus.Registerer) Option { return func(s *Server) { s
 // answer 404.
 func WithLogLevels(l LogLevels) Option { return func(s *Server) { s.levels = l } }
 
+// WithMetricsHandler serves GET /metrics from h (the worker's Prometheus
+// scrape, framework/metrics.Handler); without it /metrics answers 404.
+// Scrapes pass the same authentication as every other endpoint.
+func WithMetricsHandler(h http.Handler) Option { return func(s *Server) { s.metricsH = h } }
+
 // WithForwardClient sets the HTTP client used to forward requests to the
 // leader (default: one built from Config.TLS with no overall timeout; the
 // request context bounds it).
@@ -40,17 +45,19 @@ func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 // Server is the REST API server. Create it with NewServer; serve it with
 // Serve, or mount Handler in a server of your own.
 type Server struct {
-	cfg     Config
-	h       Herder
-	log     *slog.Logger
-	reg     prometheus.Registerer
-	levels  LogLevels
-	fwd     *http.Client
-	now     func() time.Time
-	auth    *authenticator
-	tlsConf *tls.Config // nil without https listeners and TLS material
-	metrics *metrics
-	routes  []*route
+	cfg    Config
+	h      Herder
+	log    *slog.Logger
+	reg    prometheus.Registerer
+	levels LogLevels
+	fwd    *http.Client
+	// metricsH serves GET /metrics.
+	metricsH http.Handler
+	now      func() time.Time
+	auth     *authenticator
+	tlsConf  *tls.Config // nil without https listeners and TLS material
+	metrics  *metrics
+	routes   []*route
 
 	full, public, admin http.Handler
 

@@ -72,14 +72,15 @@ type Config struct {
 	// FAILED until RestartTask.
 	DisableAutoRestart bool
 	// OwnsTask, when set, is asked after an exactly-once task's producer
-	// was fenced: true means the cluster's latest assignment (read to the
-	// end of the config topic) still gives the task to this worker, so no
-	// successor exists and the fencing came from the transaction
-	// coordinator (a transaction that outlived transaction.timeout.ms, as
-	// in a broker outage); the task is then restarted automatically like
-	// any failure. Without it, or when it says false or fails, a fenced
-	// task stays FAILED: it is a zombie and must not fight its successor.
-	// The herder provides it.
+	// was fenced or failed fatally: true means the cluster's latest
+	// assignment (read to the end of the config topic) still gives the
+	// task to this worker, so no successor exists — the transaction
+	// coordinator aborted a transaction that outlived
+	// transaction.timeout.ms (a broker outage), or an abort after a plugin
+	// crash failed fatally — and the task is restarted automatically like
+	// any failure, with a new producer. Without it, or when it says false
+	// or fails, the task stays FAILED: it is a zombie and must not fight
+	// its successor. The herder provides it.
 	OwnsTask func(ctx context.Context, id TaskID) (bool, error)
 
 	// SinkBatchRecords bounds the records of one sink Put (default 1000).

@@ -81,7 +81,12 @@ func (c *connectorRuntime) report(s State, trace string) {
 	c.w.status.ConnectorState(c.name, s, trace)
 }
 
-func (c *connectorRuntime) launch(ctx context.Context) error {
+func (c *connectorRuntime) launch(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			c.w.metrics.connectorStartups.WithLabelValues("failure").Inc()
+		}
+	}()
 	p, _, release, err := c.w.acquireProcess(ctx, c.name, c.props["connector.class"])
 	if err != nil {
 		return err
@@ -103,6 +108,7 @@ func (c *connectorRuntime) launch(ctx context.Context) error {
 	gen := c.gen
 	target := c.target
 	c.mu.Unlock()
+	c.w.metrics.connectorStartups.WithLabelValues("success").Inc()
 	if target == TargetPaused {
 		c.report(StatePaused, "")
 	} else {

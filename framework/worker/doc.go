@@ -25,11 +25,12 @@
 // transaction and resumes from the committed offsets with a fresh plugin
 // task. A fenced (or otherwise fatal) producer stops the task FAILED and
 // it is not restarted automatically: a zombie must not fight its
-// successor for the transactional id. The exception is a fenced task the
-// cluster still assigns to this worker (Config.OwnsTask): it has no
-// successor — the transaction coordinator aborted a transaction that
-// outlived transaction.timeout.ms, as a broker outage causes — and it is
-// restarted like any failure.
+// successor for the transactional id. The exception is a fenced or
+// fatally failed task the cluster still assigns to this worker
+// (Config.OwnsTask): it has no successor — the transaction coordinator
+// aborted a transaction that outlived transaction.timeout.ms, as a broker
+// outage causes, or an abort after a plugin crash failed fatally — and it
+// is restarted like any failure, with a new producer.
 //
 // # At-least-once source tasks
 //
@@ -79,9 +80,9 @@
 // because confluent-kafka-go has no Admin.FenceProducers.
 //
 // Limits: a fenced or otherwise fatal transactional producer stops its
-// task without automatic restart, so a task frozen longer than
-// transaction.timeout.ms (the coordinator aborts and fences it) stays
-// FAILED until restarted. errors.tolerance covers records above the
+// task without automatic restart unless the cluster still assigns the task
+// here, so a zombie task (frozen past its session, its work reassigned)
+// stays FAILED until restarted. errors.tolerance covers records above the
 // producer's message.max.bytes; a record the broker refuses later (a
 // topic max.message.bytes below the producer's limit) aborts the
 // transaction, and after repeated aborts the task fails naming the error.

@@ -386,6 +386,10 @@ func TestOverridePolicy(t *testing.T) {
 	if !strings.Contains(ev.trace, "producer.override.linger.ms") || !strings.Contains(ev.trace, "None") {
 		t.Errorf("trace: %s", ev.trace)
 	}
+	// The task never ran: a failed startup.
+	if n := metricSum(t, cfg, "connectd_worker_task_startups_total", map[string]string{"result": "failure"}); n < 1 {
+		t.Errorf("connectd_worker_task_startups_total{result=failure} = %v after a refused override", n)
+	}
 
 	// Overriding what the delivery guarantees rest on is refused under All.
 	props["producer.override.transactional.id"] = "mine"
@@ -422,6 +426,16 @@ func TestMetrics(t *testing.T) {
 		{"connectd_task_offset_commits_total", map[string]string{"result": "success"}, func(v float64) bool { return v >= 4 }},
 		{"connectd_task_state", map[string]string{"state": "RUNNING"}, func(v float64) bool { return v == 1 }},
 		{"connectd_task_state", map[string]string{"state": "FAILED"}, func(v float64) bool { return v == 0 }},
+		{"connectd_source_bytes_written_total", nil, func(v float64) bool { return v >= 2000 }},
+		{"connectd_source_batch_records", nil, func(v float64) bool { return v >= 4 }},
+		// Per connector, without a task label.
+		{"connectd_connector_state", map[string]string{"task": "", "state": "RUNNING"}, func(v float64) bool { return v == 1 }},
+		{"connectd_connector_state", map[string]string{"task": "", "state": "FAILED"}, func(v float64) bool { return v == 0 }},
+		{"connectd_connector_info", map[string]string{"task": "", "type": "source"}, func(v float64) bool { return v == 1 }},
+		{"connectd_plugin_process_up", map[string]string{"task": ""}, func(v float64) bool { return v == 1 }},
+		// Worker-level: at least this connector and task started.
+		{"connectd_worker_connector_startups_total", map[string]string{"connector": "", "task": "", "result": "success"}, func(v float64) bool { return v >= 1 }},
+		{"connectd_worker_task_startups_total", map[string]string{"connector": "", "task": "", "result": "success"}, func(v float64) bool { return v >= 1 }},
 	} {
 		m := map[string]string{}
 		for k, v := range l {

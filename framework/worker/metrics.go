@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/connectd/connectd/framework/sdk"
 )
 
 // metrics are the worker's task metrics, labelled connector and task
@@ -26,6 +28,22 @@ type metrics struct {
 	dlqRecords     *prometheus.CounterVec
 	restarts       *prometheus.CounterVec
 	state          *prometheus.GaugeVec
+	lastError      *prometheus.GaugeVec
+
+	// Added with the observability work: bytes, batch sizes, consumer lag
+	// and the plugin processes.
+	sourceBytes    *prometheus.CounterVec
+	sourceBatch    *prometheus.HistogramVec
+	sinkBytes      *prometheus.CounterVec
+	sinkBatch      *prometheus.HistogramVec
+	sinkLag        *prometheus.GaugeVec
+	pluginRestarts *prometheus.CounterVec
+	pluginLogDrops *prometheus.CounterVec
+
+	// Worker-level startup outcomes (connect-worker-metrics
+	// connector/task-startup-{success,failure}-total).
+	connectorStartups *prometheus.CounterVec
+	taskStartups      *prometheus.CounterVec
 }
 
 var taskLabels = []string{"connector", "task"}
@@ -95,6 +113,48 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "connectd_task_state",
 			Help: "Task state, one-hot: 1 for the current state.",
 		}, append(taskLabels, "state")),
+		lastError: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "connectd_task_last_error_timestamp_seconds",
+			Help: "When the task last had a record fail, as a Unix time (last-error-timestamp).",
+		}, taskLabels),
+		sourceBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_source_bytes_written_total",
+			Help: "Key and value bytes of the source records counted in connectd_source_records_written_total.",
+		}, taskLabels),
+		sourceBatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "connectd_source_batch_records",
+			Help:    "Records per poll batch received from the source task, before transforms (batch-size).",
+			Buckets: batchBuckets,
+		}, taskLabels),
+		sinkBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_sink_bytes_read_total",
+			Help: "Key and value bytes of the records counted in connectd_sink_records_read_total.",
+		}, taskLabels),
+		sinkBatch: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "connectd_sink_batch_records",
+			Help:    "Records per Put batch handed to the sink task (batch-size).",
+			Buckets: batchBuckets,
+		}, taskLabels),
+		sinkLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "connectd_sink_lag_records",
+			Help: "Records the sink task's consumer is behind, the maximum over its partitions, from librdkafka statistics (sink-record-lag-max).",
+		}, taskLabels),
+		pluginRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_plugin_process_restarts_total",
+			Help: "Plugin processes launched again after the previous one exited unexpectedly, by connector.",
+		}, []string{"connector"}),
+		connectorStartups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_worker_connector_startups_total",
+			Help: "Connector instance starts on this worker by result: success (started), failure (the plugin process or the connector's Start failed).",
+		}, []string{"result"}),
+		taskStartups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_worker_task_startups_total",
+			Help: "Task incarnations started on this worker by result: success (reached RUNNING or PAUSED), failure (failed before that).",
+		}, []string{"result"}),
+		pluginLogDrops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "connectd_plugin_log_lines_dropped_total",
+			Help: "Plugin log lines dropped by the rate limit (plugin.log.lines.per.second) or a log output that cannot keep up, by connector.",
+		}, []string{"connector"}),
 	}
 	var err error
 	register := func(c prometheus.Collector) prometheus.Collector {
@@ -126,6 +186,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.dlqRecords = register(m.dlqRecords).(*prometheus.CounterVec)
 	m.restarts = register(m.restarts).(*prometheus.CounterVec)
 	m.state = register(m.state).(*prometheus.GaugeVec)
+	m.lastError = register(m.lastError).(*prometheus.GaugeVec)
+	m.sourceBytes = register(m.sourceBytes).(*prometheus.CounterVec)
+	m.sourceBatch = register(m.sourceBatch).(*prometheus.HistogramVec)
+	m.sinkBytes = register(m.sinkBytes).(*prometheus.CounterVec)
+	m.sinkBatch = register(m.sinkBatch).(*prometheus.HistogramVec)
+	m.sinkLag = register(m.sinkLag).(*prometheus.GaugeVec)
+	m.pluginRestarts = register(m.pluginRestarts).(*prometheus.CounterVec)
+	m.pluginLogDrops = register(m.pluginLogDrops).(*prometheus.CounterVec)
+	m.connectorStartups = register(m.connectorStartups).(*prometheus.CounterVec)
+	m.taskStartups = register(m.taskStartups).(*prometheus.CounterVec)
+	if err == nil {
+		for _, r := range []string{"success", "failure"} {
+			m.connectorStartups.WithLabelValues(r)
+			m.taskStartups.WithLabelValues(r)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,11 +226,24 @@ type taskMetrics struct {
 	dlqOK          prometheus.Counter
 	dlqFailed      prometheus.Counter
 	restarts       prometheus.Counter
+	lastError      prometheus.Gauge
+	sourceBytes    prometheus.Counter
+	sourceBatch    prometheus.Observer
+	sinkBytes      prometheus.Counter
+	sinkBatch      prometheus.Observer
 }
 
 func (m *metrics) task(id TaskID) *taskMetrics {
 	l := prometheus.Labels{"connector": id.Connector, "task": strconv.Itoa(id.Task)}
 	c, t := id.Connector, strconv.Itoa(id.Task)
+	// Every stage's error, retry and skip series exists from the start at
+	// 0, so that rate() and increase() see the first failure and panels
+	// and alerts have a series to show before anything failed.
+	for _, st := range allStages {
+		m.recordErrors.WithLabelValues(c, t, string(st))
+		m.retries.WithLabelValues(c, t, string(st))
+		m.skipped.WithLabelValues(c, t, string(st))
+	}
 	return &taskMetrics{
 		m:              m,
 		labels:         l,
@@ -171,11 +260,39 @@ func (m *metrics) task(id TaskID) *taskMetrics {
 		dlqOK:          m.dlqRecords.WithLabelValues(c, t, "success"),
 		dlqFailed:      m.dlqRecords.WithLabelValues(c, t, "failure"),
 		restarts:       m.restarts.WithLabelValues(c, t),
+		lastError:      m.lastError.WithLabelValues(c, t),
+		sourceBytes:    m.sourceBytes.WithLabelValues(c, t),
+		sourceBatch:    m.sourceBatch.WithLabelValues(c, t),
+		sinkBytes:      m.sinkBytes.WithLabelValues(c, t),
+		sinkBatch:      m.sinkBatch.WithLabelValues(c, t),
 	}
+}
+
+// allStages are the stage label's values (Kafka Connect's stages).
+var allStages = []sdk.Stage{
+	sdk.StageTaskPoll, sdk.StageTaskPut, sdk.StageTransformation, sdk.StageKeyConverter,
+	sdk.StageValueConverter, sdk.StageHeaderConverter, sdk.StageKafkaProduce, sdk.StageKafkaConsume,
+}
+
+// batchBuckets cover batch sizes from one record to sink.batch.max.records
+// and well beyond (a source may return any number per poll).
+var batchBuckets = prometheus.ExponentialBuckets(1, 4, 9)
+
+// setLag sets the sink lag gauge; its series appears with the first
+// statistics, so source tasks have none.
+func (tm *taskMetrics) setLag(records int64) {
+	tm.m.sinkLag.WithLabelValues(tm.labels["connector"], tm.labels["task"]).Set(float64(records))
+}
+
+// polled counts a poll batch as the plugin returned it.
+func (tm *taskMetrics) polled(records int) {
+	tm.sourcePolled.Add(float64(records))
+	tm.sourceBatch.Observe(float64(records))
 }
 
 func (tm *taskMetrics) recordError(stage string) {
 	tm.m.recordErrors.WithLabelValues(tm.labels["connector"], tm.labels["task"], stage).Inc()
+	tm.lastError.SetToCurrentTime()
 }
 
 func (tm *taskMetrics) retry(stage string) {
@@ -204,6 +321,7 @@ func (tm *taskMetrics) remove() {
 		tm.m.sourcePolled, tm.m.sourceWritten, tm.m.txnRecords, tm.m.commitDuration, tm.m.offsetCommits,
 		tm.m.sinkRead, tm.m.sinkSent, tm.m.putDuration, tm.m.sinkPartitions, tm.m.recordErrors,
 		tm.m.retries, tm.m.skipped, tm.m.dlqRecords, tm.m.restarts, tm.m.state,
+		tm.m.lastError, tm.m.sourceBytes, tm.m.sourceBatch, tm.m.sinkBytes, tm.m.sinkBatch, tm.m.sinkLag,
 	} {
 		v.DeletePartialMatch(tm.labels)
 	}

@@ -24,6 +24,10 @@ const (
 	resumeBatches = 2
 	pauseBytes    = 64 << 20
 	slowPut       = time.Second
+
+	// defaultStatsInterval is the sink consumer's statistics.interval.ms
+	// unless consumer.statistics.interval.ms sets another.
+	defaultStatsInterval = 5000
 )
 
 // Retry backoff of sink puts: Kafka Connect starts at 300 ms and doubles up
@@ -85,11 +89,12 @@ func newSinkRunner(w *Worker, t *taskRuntime) (runner, error) {
 // delivery counters belongs to the goroutine running loop (librdkafka
 // calls rebalance callbacks from Poll, on that goroutine).
 type sinkTask struct {
-	r    *sinkRunner
-	hard context.Context
-	c    *kafka.Consumer
-	st   *host.SinkTask
-	dlq  *kafka.Producer
+	r      *sinkRunner
+	topics topicReporter
+	hard   context.Context
+	c      *kafka.Consumer
+	st     *host.SinkTask
+	dlq    *kafka.Producer
 
 	dlqMu  sync.Mutex
 	dlqErr error
@@ -130,7 +135,7 @@ type putResult struct {
 func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 	hard := ctl.hard
 	s := &sinkTask{
-		r: r, hard: hard, target: ctl.initial,
+		r: r, hard: hard, target: ctl.initial, topics: newTopicReporter(r.w.status, r.id),
 		assigned: map[sdk.TopicPartition]bool{}, positions: map[sdk.TopicPartition]int64{},
 		committed: map[sdk.TopicPartition]int64{}, results: make(chan putResult, 1),
 	}
@@ -180,6 +185,11 @@ func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 	}
 	if _, ok := cm["auto.offset.reset"]; !ok {
 		cm["auto.offset.reset"] = "earliest"
+	}
+	if _, ok := cm["statistics.interval.ms"]; !ok {
+		// The consumer lag gauge (connectd_sink_lag_records) comes from
+		// librdkafka's statistics.
+		cm["statistics.interval.ms"] = defaultStatsInterval
 	}
 	p, _, release, err := r.w.acquireProcess(ctx, r.id.Connector, r.props["connector.class"])
 	if err != nil {
@@ -329,6 +339,7 @@ func (s *sinkTask) poll(timeoutMs, room int) error {
 				return fmt.Errorf("consume: %w", e.TopicPartition.Error)
 			}
 			s.r.t.tm.sinkRead.Inc()
+			s.r.t.tm.sinkBytes.Add(float64(len(e.Key) + len(e.Value)))
 			s.pending = append(s.pending, rawOf(e))
 			s.pendingBytes += len(e.Key) + len(e.Value)
 		case kafka.Error:
@@ -336,6 +347,12 @@ func (s *sinkTask) poll(timeoutMs, room int) error {
 				return fmt.Errorf("consumer: %w", e)
 			}
 			s.r.t.log.Warn("consumer error", "error", e)
+		case *kafka.Stats:
+			if lag, ok := maxConsumerLag(e.String(), func(topic string, p int32) bool {
+				return s.assigned[sdk.TopicPartition{Topic: topic, Partition: p}]
+			}); ok {
+				s.r.t.tm.setLag(lag)
+			}
 		}
 		if s.fatal != nil {
 			return s.fatal
@@ -383,6 +400,10 @@ func advanceOf(batch []chain.Raw) map[sdk.TopicPartition]int64 {
 // launch starts a Put in the background; the loop keeps polling (and the
 // consumer keeps its group membership) while the plugin works.
 func (s *sinkTask) launch(call *putCall) {
+	s.topics.batch()
+	for tp := range call.advance {
+		s.topics.record(tp.Topic)
+	}
 	s.inflight, s.inflightSince = call, time.Now()
 	go func() {
 		start := time.Now()
@@ -404,6 +425,7 @@ func (s *sinkTask) handleResult(res putResult) error {
 	call := res.call
 	tm := s.r.t.tm
 	tm.putDuration.Observe(res.dur.Seconds())
+	tm.sinkBatch.Observe(float64(len(call.batch)))
 	if res.err != nil {
 		if !sdk.IsRetriable(res.err) {
 			return fmt.Errorf("put: %w", res.err)

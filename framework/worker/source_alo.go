@@ -18,10 +18,12 @@ import (
 // dead-letter copies). Its offsets may be written once every delivery of
 // it, and of every batch before it, is acknowledged.
 type ackBatch struct {
-	pending atomic.Int64
-	records int
-	offsets []host.Offset
-	written prometheus.Counter
+	pending      atomic.Int64
+	records      int
+	bytes        int
+	offsets      []host.Offset
+	written      prometheus.Counter
+	writtenBytes prometheus.Counter
 }
 
 // release drops one pending delivery; the last one counts the batch's
@@ -29,12 +31,14 @@ type ackBatch struct {
 func (b *ackBatch) release() {
 	if b.pending.Add(-1) == 0 {
 		b.written.Add(float64(b.records))
+		b.writtenBytes.Add(float64(b.bytes))
 	}
 }
 
 // aloTask is one at-least-once incarnation's state.
 type aloTask struct {
 	r         *sourceRunner
+	topics    topicReporter
 	hard      context.Context
 	p         *kafka.Producer
 	topic     string
@@ -70,7 +74,8 @@ func (r *sourceRunner) runALO(ctx context.Context, ctl *taskControl) error {
 		return fmt.Errorf("producer: %w", err)
 	}
 	defer p.Close()
-	a := &aloTask{r: r, hard: hard, p: p, topic: r.offsetsTopic, unflushed: newOffsetSet(), errCh: make(chan struct{})}
+	a := &aloTask{r: r, hard: hard, p: p, topic: r.offsetsTopic, unflushed: newOffsetSet(), errCh: make(chan struct{}),
+		topics: newTopicReporter(r.w.status, r.id)}
 	go drainEvents(p, a.onDelivery, func(ke kafka.Error) {
 		if ke.IsFatal() {
 			a.fail(fmt.Errorf("fatal producer error: %w", ke))
@@ -157,11 +162,13 @@ func (a *aloTask) loop(ctx context.Context, ctl *taskControl) error {
 
 func (a *aloTask) process(f fetched) error {
 	r := a.r
-	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten}
+	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten, writtenBytes: r.t.tm.sourceBytes}
 	b.pending.Add(1) // held until every produce below is issued
-	r.t.tm.sourcePolled.Add(float64(f.b.Polled))
+	r.t.tm.polled(f.b.Polled)
 	m := &a.msg
+	a.topics.batch()
 	for i := range f.b.Records {
+		a.topics.record(f.b.Records[i].Topic)
 		a.hdrs = messageFor(m, &f.b.Records[i], a.hdrs)
 		m.Opaque = b
 		b.pending.Add(1)
@@ -174,7 +181,9 @@ func (a *aloTask) process(f fetched) error {
 			if err := a.tolerate(b, r.tooLargeFailure(&f.b.Records[i], err)); err != nil {
 				return err
 			}
+			continue
 		}
+		b.bytes += len(m.Key) + len(m.Value)
 	}
 	for i := range f.b.Failures {
 		if err := a.tolerate(b, pluginFailure(&f.b.Failures[i])); err != nil {

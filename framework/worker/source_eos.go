@@ -25,18 +25,20 @@ func (e *errAbortable) Unwrap() error { return e.err }
 type eosTxn struct {
 	open       bool
 	records    int
+	bytes      int
 	offsets    *offsetSet
 	lastCommit time.Time
 }
 
 // eosTask is one exactly-once incarnation's state.
 type eosTask struct {
-	r     *sourceRunner
-	hard  context.Context
-	p     *kafka.Producer
-	txID  string
-	topic string // offsets topic
-	txn   eosTxn
+	r      *sourceRunner
+	topics topicReporter
+	hard   context.Context
+	p      *kafka.Producer
+	txID   string
+	topic  string // offsets topic
+	txn    eosTxn
 	// committed holds every committed offset of the connector (read at
 	// start, advanced by each commit): what a restarted plugin task
 	// resumes from.
@@ -78,7 +80,7 @@ func (r *sourceRunner) runEOS(ctx context.Context, ctl *taskControl) error {
 		return fmt.Errorf("producer: %w", err)
 	}
 	defer p.Close()
-	e := &eosTask{r: r, hard: hard, p: p, txID: txID, topic: r.offsetsTopic}
+	e := &eosTask{r: r, hard: hard, p: p, txID: txID, topic: r.offsetsTopic, topics: newTopicReporter(r.w.status, r.id)}
 	e.txn.offsets = newOffsetSet()
 	go drainEvents(p, e.onDelivery, func(ke kafka.Error) {
 		if ke.IsFatal() {
@@ -249,12 +251,14 @@ func (e *eosTask) begin() error {
 func (e *eosTask) process(f fetched) error {
 	r := e.r
 	b := f.b
-	r.t.tm.sourcePolled.Add(float64(b.Polled))
+	r.t.tm.polled(b.Polled)
+	e.topics.batch()
 	for i := range b.Records {
 		rec := &b.Records[i]
 		if err := e.begin(); err != nil {
 			return err
 		}
+		e.topics.record(rec.Topic)
 		e.hdrs = messageFor(&e.msg, rec, e.hdrs)
 		if err := produce(e.hard, e.p, &e.msg); err != nil {
 			if !isTooLarge(err) {
@@ -265,6 +269,7 @@ func (e *eosTask) process(f fetched) error {
 			}
 		} else {
 			e.txn.records++
+			e.txn.bytes += len(rec.Key) + len(rec.Value)
 		}
 		switch rec.Boundary {
 		case host.BoundaryCommitAfter:
@@ -369,12 +374,13 @@ func (e *eosTask) commit() error {
 	tm.commitOK.Inc()
 	tm.txnRecords.Observe(float64(e.txn.records))
 	tm.sourceWritten.Add(float64(e.txn.records))
+	tm.sourceBytes.Add(float64(e.txn.bytes))
 	done := e.txn.offsets.snapshot()
 	if err := e.committed.merge(done); err != nil {
 		return err
 	}
 	e.sess.ack.add(done)
-	e.txn.open, e.txn.records = false, 0
+	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
 	e.txn.offsets.reset()
 	e.txn.lastCommit = time.Now()
 	e.committedSinceAbort = true
@@ -391,7 +397,7 @@ func (e *eosTask) abortRequested() error {
 	if err := e.p.AbortTransaction(e.hard); err != nil {
 		return e.classify(fmt.Errorf("abort transaction: %w", err))
 	}
-	e.txn.open, e.txn.records = false, 0
+	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
 	return nil
 }
 
@@ -405,7 +411,7 @@ func (e *eosTask) abort() {
 	if err := e.p.AbortTransaction(ctx); err != nil {
 		e.r.t.log.Warn("abort transaction failed", "error", err)
 	}
-	e.txn.open, e.txn.records = false, 0
+	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
 	e.txn.offsets.reset()
 }
 
@@ -481,8 +487,8 @@ func (e *eosTask) classify(err error) error {
 			"transaction coordinator aborted a transaction that timed out), so this one stops; it restarts automatically only if "+
 			"this worker still owns the task (the new owner carries on from the committed offsets): %w", e.r.id, e.txID, err), fenced: true}
 	case ke.IsFatal():
-		return &noRestartError{err: fmt.Errorf("fatal producer error on transactional.id %s; the task is not restarted automatically "+
-			"because a new producer would fence a possible successor (restart it explicitly): %w", e.txID, err)}
+		return &noRestartError{err: fmt.Errorf("fatal producer error on transactional.id %s; the task restarts automatically only if "+
+			"this worker still owns it, because a new producer would fence a possible successor: %w", e.txID, err), fatal: true}
 	case ke.TxnRequiresAbort():
 		return &errAbortable{err}
 	case e.txn.open && ke.Code() != kafka.ErrMsgSizeTooLarge:

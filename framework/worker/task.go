@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,11 +21,14 @@ type runner interface {
 
 // noRestartError marks a failure that must not be retried automatically:
 // a fenced exactly-once task would fight its successor for the
-// transactional id. fenced says the producer was fenced, which
-// Config.OwnsTask may clear (no successor exists).
+// transactional id. fenced says the producer was fenced; fatal says it
+// failed fatally otherwise (librdkafka cannot use it again, and a
+// successor may exist). Config.OwnsTask may clear either: the cluster
+// still assigns the task here, so no successor exists.
 type noRestartError struct {
 	err    error
 	fenced bool
+	fatal  bool
 }
 
 func (e *noRestartError) Error() string { return e.err.Error() }
@@ -65,6 +69,9 @@ type taskRuntime struct {
 	runCancel context.CancelFunc // stops the current incarnation
 
 	reportMu sync.Mutex // keeps listener calls in order
+	// started: this incarnation reached RUNNING or PAUSED (startup
+	// metrics).
+	started atomic.Bool
 }
 
 func (w *Worker) newTaskRuntime(id TaskID, connProps, taskProps map[string]string, target TargetState) *taskRuntime {
@@ -136,6 +143,9 @@ func (t *taskRuntime) report(s State, trace string) {
 		return
 	}
 	t.tm.setState(s)
+	if (s == StateRunning || s == StatePaused) && t.started.CompareAndSwap(false, true) {
+		t.w.metrics.taskStartups.WithLabelValues("success").Inc()
+	}
 	if s == StateFailed {
 		t.log.Error("task failed", "state", string(s), "trace", trace)
 	} else {
@@ -165,6 +175,7 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 		}
 
 		began := time.Now()
+		t.started.Store(false)
 		err := t.runOnce(runCtx, hard)
 		runCancel()
 		if ctx.Err() != nil {
@@ -183,22 +194,12 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 			err = errors.New("task stopped without being asked to")
 		}
 		trace := err.Error()
+		if !t.started.Load() {
+			t.w.metrics.taskStartups.WithLabelValues("failure").Inc()
+		}
 		t.report(StateFailed, trace)
 
-		var nr *noRestartError
-		auto := !t.w.cfg.DisableAutoRestart && !errors.As(err, &nr)
-		if !auto && nr != nil && nr.fenced && !t.w.cfg.DisableAutoRestart && t.w.cfg.OwnsTask != nil {
-			octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			owns, oerr := t.w.cfg.OwnsTask(octx, t.id)
-			cancel()
-			if oerr == nil && owns {
-				t.log.Warn("producer fenced, but the cluster's latest assignment still gives this task to this worker: "+
-					"no successor exists (the transaction coordinator aborted a transaction that outlived transaction.timeout.ms); restarting", "error", err)
-				auto, nr = true, nil
-			} else if oerr != nil {
-				t.log.Warn("cannot tell whether this worker still owns the fenced task; leaving it stopped", "error", oerr)
-			}
-		}
+		auto, nr := t.autoRestart(ctx, err)
 		if time.Since(began) > t.w.cfg.RestartBackoffMax {
 			attempt = 0 // it ran healthy for a while: start the backoff over
 		}
@@ -223,6 +224,45 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 		// RESTARTING keeps the failure's trace so the status says why.
 		t.report(StateRestarting, trace)
 	}
+}
+
+// autoRestart decides whether a failed incarnation is restarted after a
+// backoff. A failure marked noRestartError is not, unless its producer was
+// fenced or failed fatally and the cluster's latest assignment still gives
+// the task to this worker (Config.OwnsTask): then no successor exists to
+// fight for the transactional id, and the new incarnation's
+// InitTransactions aborts whatever the old producer left open. Without
+// that, a plugin crash whose abort then failed fatally (the chaos soak saw
+// INVALID_TXN_STATE, with no fencing involved) stopped the task for good
+// on a worker that still owned it.
+func (t *taskRuntime) autoRestart(ctx context.Context, err error) (bool, *noRestartError) {
+	if t.w.cfg.DisableAutoRestart {
+		return false, nil
+	}
+	var nr *noRestartError
+	if !errors.As(err, &nr) {
+		return true, nil
+	}
+	if !(nr.fenced || nr.fatal) || t.w.cfg.OwnsTask == nil {
+		return false, nr
+	}
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	owns, oerr := t.w.cfg.OwnsTask(octx, t.id)
+	cancel()
+	switch {
+	case oerr != nil:
+		t.log.Warn("cannot tell whether this worker still owns the task; leaving it stopped", "error", oerr)
+		return false, nr
+	case !owns:
+		return false, nr
+	case nr.fenced:
+		t.log.Warn("producer fenced, but the cluster's latest assignment still gives this task to this worker: "+
+			"no successor exists (the transaction coordinator aborted a transaction that outlived transaction.timeout.ms); restarting", "error", err)
+	default:
+		t.log.Warn("fatal producer error, but the cluster's latest assignment still gives this task to this worker: "+
+			"no successor exists; restarting with a new producer", "error", err)
+	}
+	return true, nil
 }
 
 func (t *taskRuntime) runOnce(ctx, hard context.Context) (err error) {

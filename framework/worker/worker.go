@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/connectd/connectd/framework/configdef"
@@ -15,6 +16,7 @@ import (
 	"github.com/connectd/connectd/plugins/host"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Errors callers branch on.
@@ -59,6 +61,12 @@ func New(ctx context.Context, cfg Config, status StatusListener) (*Worker, error
 		cfg: cfg, status: status, log: cfg.Logger, metrics: m,
 		procs: map[string]*procEntry{}, connectors: map[string]*connectorRuntime{}, tasks: map[TaskID]*taskRuntime{},
 	}
+	if err := cfg.Metrics.Register(newCollector(w)); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) { // several workers in one process (tests) share a registry
+			return nil, fmt.Errorf("worker: metrics: %w", err)
+		}
+	}
 	if cfg.OffsetsTopic != "" {
 		if err := w.verifyOffsetsTopic(ctx, cfg.OffsetsTopic, cfg.OffsetsPartitions); err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
@@ -96,6 +104,11 @@ type procEntry struct {
 	mu    sync.Mutex // serializes launches
 	proc  *host.Process
 	users int
+	// current mirrors proc for metrics, which must not wait for a launch;
+	// after a crash it keeps the dead process until the next launch.
+	current atomic.Pointer[host.Process]
+	// crashed: the last process exited unexpectedly and was not replaced.
+	crashed bool
 }
 
 // acquireProcess returns the connector's running plugin process, launching
@@ -127,16 +140,26 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 			opts.Logger = w.log
 		}
 		opts.Connector = connector
+		// Both series exist from the first launch, so that increase()
+		// sees the first restart and drop.
+		w.metrics.pluginRestarts.WithLabelValues(connector)
+		drops := w.metrics.pluginLogDrops.WithLabelValues(connector)
+		opts.OnLogDropped = func(n int) { drops.Add(float64(n)) }
 		p, err := host.Launch(ctx, m, opts)
 		if err != nil {
 			return nil, m, nil, err
 		}
+		if e.crashed || (e.proc != nil && exited(e.proc)) {
+			w.metrics.pluginRestarts.WithLabelValues(connector).Inc()
+		}
+		e.crashed = false
 		if old := e.proc; old != nil {
 			// A crashed process, or an older binary: its users fail or
 			// finish on their own.
 			go func() { _ = old.Close(context.Background()) }()
 		}
 		e.proc, e.users = p, e.users+1
+		e.current.Store(p)
 	}
 	p := e.proc
 	var once sync.Once
@@ -147,6 +170,13 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 			e.users--
 			if e.users <= 0 && e.proc == p {
 				e.proc = nil
+				if exited(p) {
+					// It died under its users: the next launch is a
+					// restart, and until then the metrics show it down.
+					e.crashed = true
+				} else {
+					e.current.Store(nil)
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				_ = p.Close(ctx)
@@ -451,6 +481,7 @@ func (w *Worker) Close(ctx context.Context) error {
 		if e.proc != nil {
 			_ = e.proc.Close(ctx)
 		}
+		e.current.Store(nil)
 		e.mu.Unlock()
 	}
 	return nil

@@ -42,6 +42,9 @@ type Config struct {
 	AdvertisedHost     string
 	AdvertisedPort     int
 	AdvertisedListener string
+	// MetricsListener is metrics.listener: an extra http://host:port
+	// serving only /metrics; empty when unset.
+	MetricsListener string
 
 	// Unknown lists the keys neither connectd nor librdkafka knows, sorted;
 	// the daemon warns about those the REST server did not use either.
@@ -183,6 +186,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 		c.AdvertisedPort = int(v.Int(AdvertisedPort))
 	}
 	c.AdvertisedListener = strings.ToLower(v.String(AdvertisedListener))
+	c.MetricsListener = v.String(MetricsListener)
 
 	c.Worker = worker.Config{
 		GroupID:               group,
@@ -206,8 +210,10 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 			StopTimeout:     ms(v.Long(PluginStopTimeout)),
 			MaxMessageBytes: int(v.Int(PluginMaxMessageBytes)),
 			BatchBytes:      int(v.Int(PluginBatchBytes)),
-			GOGC:            v.String(PluginGOGC),
-			GOMemLimit:      v.String(PluginGOMemLimit),
+			// -1 (unlimited) maps to any negative value, as LaunchOptions wants.
+			LogLinesPerSecond: int(v.Int(PluginLogLines)),
+			GOGC:              v.String(PluginGOGC),
+			GOMemLimit:        v.String(PluginGOMemLimit),
 		},
 	}
 	if p := v.Int(OffsetsPartitions); p > 0 {

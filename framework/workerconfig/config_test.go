@@ -94,6 +94,8 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"log.format", "JSON",
 		"log.level", "debug",
 		"plugin.path", "/opt/a,/opt/b",
+		"plugin.log.lines.per.second", "-1",
+		"metrics.listener", "http://127.0.0.1:9404",
 		"plugin.gogc", "300",
 		"plugin.gomemlimit", "512MiB",
 	))
@@ -127,6 +129,12 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	if !slices.Equal(c.PluginPath, []string{"/opt/a", "/opt/b"}) {
 		t.Errorf("plugin.path %v", c.PluginPath)
 	}
+	if c.MetricsListener != "http://127.0.0.1:9404" {
+		t.Errorf("metrics.listener %q", c.MetricsListener)
+	}
+	if c.Worker.PluginLaunch.LogLinesPerSecond != -1 {
+		t.Errorf("plugin.log.lines.per.second %d", c.Worker.PluginLaunch.LogLinesPerSecond)
+	}
 	if l := c.Worker.PluginLaunch; l.GOGC != "300" || l.GOMemLimit != "512MiB" {
 		t.Errorf("plugin GC settings %q %q", l.GOGC, l.GOMemLimit)
 	}
@@ -157,6 +165,8 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"unknown provider class", with("config.providers", "vault", "config.providers.vault.class", "com.example.Vault"), "config.providers.vault.class"},
 		{"unresolvable placeholder", with("group.id", "${env:CONNECTD_TEST_SURELY_UNSET}"), "group.id"},
 		{"bad port", with("rest.advertised.port", "70000"), "rest.advertised.port"},
+		{"bad metrics listener", with("metrics.listener", "9404"), "metrics.listener"},
+		{"zero log rate", with("plugin.log.lines.per.second", "0"), "plugin.log.lines.per.second"},
 		{"bad plugin gogc", with("plugin.gogc", "lots"), "plugin.gogc"},
 		{"bad plugin memory limit", with("plugin.gomemlimit", "1 GB"), "plugin.gomemlimit"},
 	} {

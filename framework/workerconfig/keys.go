@@ -2,6 +2,8 @@ package workerconfig
 
 import (
 	"fmt"
+	"net"
+	"strings"
 
 	"github.com/connectd/connectd/framework/configdef"
 )
@@ -48,6 +50,8 @@ const (
 	PluginStopTimeout      = "plugin.stop.timeout.ms"
 	PluginMaxMessageBytes  = "plugin.max.message.bytes"
 	PluginBatchBytes       = "plugin.batch.bytes"
+	PluginLogLines         = "plugin.log.lines.per.second"
+	MetricsListener        = "metrics.listener"
 	PluginGOGC             = "plugin.gogc"
 	PluginGOMemLimit       = "plugin.gomemlimit"
 	LogFormat              = "log.format"
@@ -72,6 +76,28 @@ var replicationFactor = configdef.Func("-1 (broker default) or at least 1", func
 		return nil
 	}
 	return configdef.Invalid(key, v, "must be -1 (the broker's default) or at least 1")
+})
+
+// httpListener accepts http://host:port.
+var httpListener = configdef.Func("http://host:port", func(key string, v any) error {
+	s, _ := v.(string)
+	if s == "" {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(s, "http://")
+	if _, port, err := net.SplitHostPort(rest); !ok || err != nil || port == "" {
+		return configdef.Invalid(key, v, "must be http://host:port (host may be empty for every interface)")
+	}
+	return nil
+})
+
+// logLinesRate accepts -1 (unlimited) or at least 1.
+var logLinesRate = configdef.Func("-1 (unlimited) or at least 1", func(key string, v any) error {
+	n := v.(int32)
+	if n == -1 || n >= 1 {
+		return nil
+	}
+	return configdef.Invalid(key, v, "must be -1 (unlimited) or at least 1 line per second")
 })
 
 // partitions accepts -1 (the broker's default) or at least 1.
@@ -159,6 +185,7 @@ func Def() *configdef.Def {
 	long(groupPlugins, PluginStopTimeout, 5000, "Graceful stop of a plugin process before it is killed (connectd).", configdef.AtLeast[int64](0))
 	integer(groupPlugins, PluginMaxMessageBytes, 64<<20, "gRPC message limit between worker and plugin (connectd).", configdef.AtLeast[int32](1<<20))
 	integer(groupPlugins, PluginBatchBytes, 4<<20, "Byte budget of one record batch on the plugin stream (connectd).", configdef.AtLeast[int32](1024))
+	integer(groupPlugins, PluginLogLines, 1000, "Most log lines per second a plugin process may merge into the worker's log, in bursts of one second's worth; -1: unlimited. Excess lines are dropped, counted in connectd_plugin_log_lines_dropped_total and summarised in a warning, so a flooding plugin never stalls its tasks (connectd).", logLinesRate)
 	str(groupPlugins, PluginGOGC, nil, configdef.Low, "GOGC of plugin processes: the Go garbage collector's target percentage, or off. Unset: Go's default 100 over the SDK's 64 MiB heap floor; setting this or plugin.gomemlimit replaces the floor (connectd).",
 		configdef.Matches(`off|[0-9]+`))
 	str(groupPlugins, PluginGOMemLimit, nil, configdef.Low, "GOMEMLIMIT of plugin processes, such as 512MiB: the Go runtime's soft memory limit (connectd).",
@@ -172,6 +199,8 @@ func Def() *configdef.Def {
 	for _, k := range restKeys {
 		str(groupREST, k.name, nil, configdef.Low, k.doc, nil)
 	}
+
+	str(groupREST, MetricsListener, nil, configdef.Low, "An extra listener, http://host:port, that serves only GET /metrics (without authentication), for a Prometheus that should not reach the REST API. /metrics is always served on the REST listeners too (connectd).", httpListener)
 
 	str(groupLogging, LogFormat, "text", configdef.Low, "Log line format: text (logfmt) or json.", configdef.OneOfIgnoreCase("text", "json"))
 	str(groupLogging, LogLevel, "INFO", configdef.Low, "Root log level: TRACE, DEBUG, INFO, WARN, ERROR (change at run time with /admin/loggers).",

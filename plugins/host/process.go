@@ -42,6 +42,13 @@ type LaunchOptions struct {
 	CallTimeout     time.Duration // bound for unary calls and stream replies (default 30 s)
 	StopTimeout     time.Duration // graceful stop before kill (default 5 s)
 	LogLevel        string        // plugin log level: debug, info (default), warn, error
+	// LogLinesPerSecond rate-limits the plugin's log lines merged into
+	// Logger (default 1000, bursts of one second's worth; negative:
+	// unlimited). Excess lines are dropped and counted, never waited for.
+	LogLinesPerSecond int
+	// OnLogDropped is called with the number of plugin log lines dropped
+	// (rate limit, or a log output that cannot keep up), for a metric.
+	OnLogDropped func(n int)
 	// GOGC and GOMemLimit, when set, become the plugin process's GOGC and
 	// GOMEMLIMIT (Go's garbage collector settings, same syntax). Either
 	// replaces the SDK's default policy: GOGC=100 over a 64 MiB heap
@@ -71,7 +78,13 @@ func (o *LaunchOptions) defaults() {
 	if o.LogLevel == "" {
 		o.LogLevel = "info"
 	}
+	if o.LogLinesPerSecond == 0 {
+		o.LogLinesPerSecond = DefaultLogLinesPerSecond
+	}
 }
+
+// DefaultLogLinesPerSecond is LaunchOptions.LogLinesPerSecond's default.
+const DefaultLogLinesPerSecond = 1000
 
 // Spec is a connector class's description, as its plugin reports it.
 type Spec struct {
@@ -118,10 +131,8 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		return nil, fmt.Errorf("launch plugin %s: manifest sha256 %q is not a hex SHA-256", m.Name, m.SHA256)
 	}
 	log := opts.Logger.With("plugin", m.Name)
-	have := map[string]string{}
 	if opts.Connector != "" {
 		log = log.With("connector", opts.Connector)
-		have["connector"] = opts.Connector
 	}
 	cmd := exec.Command(m.Path())
 	// A minimal environment: the worker's credentials and settings are not
@@ -157,7 +168,8 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 			hostEnd.Close()
 		}
 	}
-	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log, have), done: make(chan struct{})}
+	limit := newLogLimiter(opts.LogLinesPerSecond)
+	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log, opts.Connector, limit, opts.OnLogDropped), done: make(chan struct{})}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: versions,
@@ -169,7 +181,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		StartTimeout:     opts.CallTimeout,
 		Stderr:           p.stderr,
 		SyncStdout:       stdoutSink{log: log},
-		SyncStderr:       newStderrSink(log, have), // os.Stderr writes after the handshake
+		SyncStderr:       newStderrSink(log, opts.Connector, limit, opts.OnLogDropped), // os.Stderr writes after the handshake
 		// go-plugin's own logger is off: it would log every plugin line a
 		// second time. stderrSink does the merging.
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),

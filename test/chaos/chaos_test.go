@@ -16,7 +16,7 @@ import (
 var (
 	flagDuration = flag.Duration("chaos.duration", 60*time.Second, "how long to inject faults (make chaos: DURATION)")
 	flagSeed     = flag.Int64("chaos.seed", 0, "seed of the fault schedule; 0 picks one from the clock (printed)")
-	flagDir      = flag.String("chaos.dir", "", "keep logs, samples and the report here (default: a temp dir, removed after a passing run)")
+	flagDir      = flag.String("chaos.dir", "", "keep logs, samples and the report here, relative to the repository root (default: a temp dir, removed after a passing run)")
 	flagSoak     = flag.Bool("chaos.soak", false, "soak mode: missed recovery targets and growing resource trends are violations; samples every 5 s instead of 1 s")
 )
 
@@ -65,8 +65,10 @@ func TestChaos(t *testing.T) {
 		if dir, err = os.MkdirTemp("", "connectd-chaos-"); err != nil {
 			t.Fatal(err)
 		}
-	} else if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+	} else if !filepath.IsAbs(dir) {
+		// go test runs in the package directory; a relative -chaos.dir
+		// (make chaos CHAOS_DIR=.run/chaos/...) means the repository's.
+		dir = filepath.Join(repo, dir)
 	}
 	t.Logf("chaos seed %d, faults for %v, output in %s", seed, *flagDuration, dir)
 	opts := Options{

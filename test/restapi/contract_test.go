@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,37 +209,77 @@ func TestRESTContractOnWorkers(t *testing.T) {
 	}
 	waitState(t, a, name, "RUNNING", 2, "RUNNING")
 
-	// Topics: the shape is {"<name>":{"topics":[...]}}. Which topics are
-	// listed depends on the worker reporting them to the herder
-	// (Herder.TopicActive), which framework/worker does not do yet.
-	code, _, body = raw(t, "GET", urlB+"/connectors/"+esc+"/topics", "", true)
-	var topics map[string]struct {
-		Topics []string `json:"topics"`
+	// Topics (KIP-558): the shape is {"<name>":{"topics":[...]}}; the
+	// running tasks report the topic they write to, a reset empties the
+	// set, and the tasks, still running, fill it again.
+	topicsOf := func(url string) (int, []string) {
+		code, _, body := raw(t, "GET", url+"/connectors/"+esc+"/topics", "", true)
+		var topics map[string]struct {
+			Topics []string `json:"topics"`
+		}
+		if code != 200 {
+			return code, nil
+		}
+		if json.Unmarshal([]byte(body), &topics) != nil || len(topics) != 1 || topics[name].Topics == nil {
+			t.Fatalf("topics: %d %s", code, body)
+		}
+		return code, topics[name].Topics
 	}
-	if code != 200 || json.Unmarshal([]byte(body), &topics) != nil || len(topics) != 1 || topics[name].Topics == nil {
-		t.Fatalf("topics: %d %s", code, body)
-	}
-	for _, tp := range topics[name].Topics {
-		if tp != topic {
-			t.Fatalf("topics lists %q, which the connector never used", tp)
+	usesTopic := func(url string) func() (bool, string) {
+		return func() (bool, string) {
+			code, got := topicsOf(url)
+			return code == 200 && slices.Equal(got, []string{topic}), fmt.Sprintf("topics via %s: %d %q, want [%q]", url, code, got, topic)
 		}
 	}
-	code, _, _ = raw(t, "PUT", urlB+"/connectors/"+esc+"/topics/reset", "", true)
-	if code != 202 {
-		t.Fatalf("topics reset: %d", code)
-	}
+	kafkatest.Eventually(t, 30*time.Second, usesTopic(urlB))
+	kafkatest.Eventually(t, 30*time.Second, usesTopic(urlA))
 
-	// Pause, resume.
+	// Pause, reset the topics while nothing writes, resume: the set is
+	// empty until the resumed tasks write again.
 	code, _, _ = raw(t, "PUT", urlB+"/connectors/"+esc+"/pause", "", true)
 	if code != 202 {
 		t.Fatalf("pause: %d", code)
 	}
 	waitState(t, a, name, "PAUSED", 2, "PAUSED")
+	code, _, _ = raw(t, "PUT", urlB+"/connectors/"+esc+"/topics/reset", "", true)
+	if code != 202 {
+		t.Fatalf("topics reset: %d", code)
+	}
+	for _, u := range []string{urlA, urlB} {
+		kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+			code, got := topicsOf(u)
+			return code == 200 && len(got) == 0, fmt.Sprintf("topics via %s after reset: %d %q", u, code, got)
+		})
+	}
 	code, _, _ = raw(t, "PUT", urlA+"/connectors/"+esc+"/resume", "", true)
 	if code != 202 {
 		t.Fatalf("resume: %d", code)
 	}
 	waitState(t, b, name, "RUNNING", 2, "RUNNING")
+	kafkatest.Eventually(t, 30*time.Second, usesTopic(urlB))
+
+	// A cluster-wide log level (KIP-976): set through one worker, applied
+	// by both (the leader writes a logger-cluster-<ns> record to the config
+	// topic); a worker-scoped change stays on its worker.
+	code, _, body = raw(t, "PUT", urlB+"/admin/loggers/connectd.worker?scope=cluster", `{"level":"debug"}`, true)
+	if code != 204 || body != "" {
+		t.Fatalf("cluster-scope logger: %d %s", code, body)
+	}
+	for _, u := range []string{urlA, urlB} {
+		kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+			code, _, body := raw(t, "GET", u+"/admin/loggers/connectd.worker", "", true)
+			return code == 200 && strings.Contains(body, `"level":"DEBUG"`), fmt.Sprintf("logger via %s: %d %s", u, code, body)
+		})
+	}
+	code, _, body = raw(t, "PUT", urlA+"/admin/loggers/connectd.herder", `{"level":"warn"}`, true)
+	if code != 200 || !strings.Contains(body, "connectd.herder") {
+		t.Fatalf("worker-scope logger: %d %s", code, body)
+	}
+	if code, _, body = raw(t, "GET", urlB+"/admin/loggers/connectd.herder", "", true); code != 200 || strings.Contains(body, `"WARN"`) {
+		t.Fatalf("a worker-scoped level reached the other worker: %d %s", code, body)
+	}
+	code, _, body = raw(t, "PUT", urlA+"/admin/loggers/connectd?scope=cluster", `{"level":"loud"}`, true)
+	wantError(t, "invalid cluster level", code, body, 404, "loud")
 
 	// Stop, then offsets.
 	code, _, _ = raw(t, "PUT", urlB+"/connectors/"+esc+"/stop", "", true)

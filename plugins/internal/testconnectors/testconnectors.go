@@ -29,14 +29,18 @@ import (
 
 // Source config keys.
 const (
-	SrcTopic     = "topic"
-	SrcRecords   = "records"      // total records, then idle
-	SrcBatch     = "batch"        // records per Poll
-	SrcSize      = "record.bytes" // value size
-	SrcBigEvery  = "big.every"    // every n-th record has a 16 MiB value (0 = never)
-	SrcSeed      = "seed"
-	SrcMode      = "mode" // "", "hang-poll", "crash-poll", "fail-poll", "hang-validate"
-	BigValueSize = 16 << 20
+	SrcTopic    = "topic"
+	SrcRecords  = "records"      // total records, then idle
+	SrcBatch    = "batch"        // records per Poll
+	SrcSize     = "record.bytes" // value size
+	SrcBigEvery = "big.every"    // every n-th record has a 16 MiB value (0 = never)
+	SrcSeed     = "seed"
+	SrcMode     = "mode" // "", "hang-poll", "crash-poll", "fail-poll", "hang-validate", "log-flood"
+	// SrcFloodLines is how many log lines mode "log-flood" writes per
+	// record it returns (message FloodMessage).
+	SrcFloodLines = "flood.lines"
+	FloodMessage  = "flooding the log"
+	BigValueSize  = 16 << 20
 )
 
 // SourceRecordAt is TestSource's record number i: deterministic bytes, a
@@ -174,6 +178,12 @@ func (t *sourceTask) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 			Topic: t.topic, Partition: int32(t.next % 3), Key: k, Value: value, Headers: hs, Timestamp: ts,
 		})
 		t.next++
+	}
+	if t.mode == "log-flood" {
+		log, n := t.tctx.Logger(), atoi(t.props, SrcFloodLines, 10)
+		for i := range len(out) * n {
+			log.Info(FloodMessage, "line", i, "padding", "the quick brown fox jumps over the lazy dog")
+		}
 	}
 	if tx := t.tctx.Transactions(); tx != nil && len(out) > 0 {
 		tx.CommitAfter(out[len(out)/2])
