@@ -425,7 +425,17 @@ func (p *Process) unary(ctx context.Context, op string, call func(ctx context.Co
 	if ctx.Err() != nil {
 		return fmt.Errorf("plugin %s: %s: %w", p.m.Name, op, ctx.Err())
 	}
-	return p.failure(op, err, cctx.Err() == context.DeadlineExceeded)
+	timedOut := cctx.Err() == context.DeadlineExceeded
+	// The plugin's gRPC server enforces the same deadline (it travels with
+	// the call) and may reset the stream a moment before this side's
+	// timer fires: a cancellation that close to the deadline is the
+	// deadline.
+	if d, ok := cctx.Deadline(); !timedOut && ok && time.Until(d) < 250*time.Millisecond {
+		if c := status.Code(err); c == codes.Canceled || c == codes.DeadlineExceeded {
+			timedOut = true
+		}
+	}
+	return p.failure(op, err, timedOut)
 }
 
 // Spec asks the plugin for its connector's spec.
