@@ -138,10 +138,17 @@ func (r *sourceRunner) producerConfig(extra map[string]any) (kafka.ConfigMap, er
 	// (Events() and ProduceChannel()): 24 MiB of Go heap per producer at
 	// creation. The pages stay untouched, but the garbage collector counts
 	// them as live, so every task let the worker keep 24 MiB more garbage
-	// before a collection (the replication benchmark's worker: 250 MiB
-	// "live", 500 MiB heap goal). Tasks produce with Produce, never
-	// ProduceChannel, and drain Events() continuously.
-	for k, v := range map[string]int{"go.events.channel.size": 10000, "go.produce.channel.size": 0} {
+	// before a collection (with the herder's producers, the replication
+	// benchmark's worker had 250 MiB "live" and a 500 MiB heap goal).
+	// Tasks produce with Produce, never ProduceChannel. Events() shrinks
+	// only without delivery reports (exactly-once): with them
+	// (at-least-once) a full channel would block librdkafka's poller until
+	// the runner drains it.
+	defaults := map[string]int{"go.produce.channel.size": 0}
+	if dr, ok := cm["go.delivery.reports"].(bool); ok && !dr {
+		defaults["go.events.channel.size"] = 10000
+	}
+	for k, v := range defaults {
 		if _, ok := cm[k]; !ok {
 			cm[k] = v
 		}

@@ -10,7 +10,9 @@ import (
 	"github.com/connectd/connectd/plugins"
 )
 
-// gcPercent is the plugin's GOGC unless its environment sets GOGC.
+// gcPercent is the plugin's GOGC unless the worker chose a policy for its
+// plugins (plugin.gogc or plugin.gomemlimit put GOGC / GOMEMLIMIT in the
+// plugin's environment, and then the SDK keeps no heap floor either).
 //
 // The plugin's live heap is small (the records of the polls in flight, a
 // few MiB per task), but plugins.Serve keeps a 64 MiB floor under the heap
@@ -19,11 +21,11 @@ import (
 // collections. At 25 the garbage allowance is a quarter of that; a
 // collection marks only the small live heap (the floor is never scanned),
 // so the extra collections cost little CPU (docs/connectors/kafka-replication.md,
-// "Memory").
+// "Memory and throughput").
 const gcPercent = 25
 
 func main() {
-	if os.Getenv("GOGC") == "" {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
 	plugins.Serve(kafka.NewConnector())
