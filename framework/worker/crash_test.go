@@ -40,10 +40,15 @@ func randomDelay(lo, hi time.Duration) time.Duration {
 func TestSourceCrashKillWorker(t *testing.T) {
 	e := newEnv(t)
 	topic := kafkatest.Topic(t, kafkatest.Partitions(3))
-	const tasks, perTask = 2, 150_000
+	const tasks, perTask = 2, 30_000
 	props := datagenProps(topic, tasks, perTask)
 	props["transaction.boundary"] = "interval"
 	props["transaction.boundary.interval.ms"] = "200"
+	// Paced at about a record per millisecond per task, so the generation
+	// outlasts the kills whatever the machine's speed: unpaced, a fast
+	// worker finished every record before the later kills, and no kill
+	// hit an open transaction.
+	props["max.interval"] = "1"
 	name := kafkatest.UniqueName(t, "c")
 
 	kills := crashKills()
