@@ -19,6 +19,7 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/internal/syncbuf"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -201,25 +202,7 @@ type cluster struct {
 	rts     []*recordRuntime
 	regs    []*prometheus.Registry
 	// logs collects every worker's log lines; a failing test prints them.
-	logs *logSink
-}
-
-// logSink is a goroutine-safe buffer for the workers' logs.
-type logSink struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs *syncbuf.Buffer
 }
 
 func newCluster(t *testing.T, eos bool) *cluster {
@@ -251,7 +234,7 @@ func newCluster(t *testing.T, eos bool) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kafkatest.DeleteTopics(t, cfg.ConfigTopic, cfg.StatusTopic, cfg.OffsetsTopic) })
-	logs := &logSink{}
+	logs := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		// Registered before any worker's Stop, so it runs after them and
 		// includes their shutdown.
