@@ -68,6 +68,11 @@ type Conn struct {
 	w    *writer
 	pool bufPool // bulk buffers released by receivers
 
+	// openMu makes opening a stream, from taking its id to sending its
+	// open frame, one step: the plugin refuses ids that do not increase,
+	// so concurrent Opens must not send their frames out of order.
+	openMu sync.Mutex
+
 	mu        sync.Mutex
 	streams   map[uint32]*Stream
 	lastID    uint32 // host: last stream opened; plugin: highest stream the host opened
@@ -158,17 +163,21 @@ func (c *Conn) Open(ctx context.Context, kind byte) (*Stream, error) {
 	if c.opts.Role != Host {
 		return nil, errors.New("datachan: only the host opens streams")
 	}
+	c.openMu.Lock()
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
+		c.openMu.Unlock()
 		return nil, err
 	}
 	c.lastID++
 	s := newStream(c, c.lastID, kind)
 	c.streams[s.id] = s
 	c.mu.Unlock()
-	if err := c.send(TypeOpen, s.id, []byte{kind}, nil); err != nil {
+	err := c.send(TypeOpen, s.id, []byte{kind}, nil)
+	c.openMu.Unlock()
+	if err != nil {
 		s.finish(err, false)
 		return nil, err
 	}
