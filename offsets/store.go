@@ -325,6 +325,11 @@ func (s *Store) write(ctx context.Context, msgs []*kafka.Message, opts WriteOpti
 	}
 	cm["acks"] = "all"
 	cm["enable.idempotence"] = true
+	// Deliveries come back on a per-call channel and Events() is drained
+	// below, so confluent-kafka-go's million-entry channels (24 MiB of Go
+	// heap per producer) would only feed the garbage collector.
+	cm["go.produce.channel.size"] = 0
+	cm["go.events.channel.size"] = 1000
 	if opts.TransactionalID != "" {
 		cm["transactional.id"] = opts.TransactionalID
 	}

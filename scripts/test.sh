@@ -49,7 +49,10 @@ make --no-print-directory lint
 
 step "go test"
 # Integration tests need the broker; with CI=true a missing one fails them.
-go test -count=1 -timeout 25m ./...
+# Three packages at a time on two cores: the slow packages spend most of
+# their time waiting (session timeouts, SIGKILLed workers restarting,
+# transaction commits), so a third keeps the CPUs busy.
+go test -count=1 -p "${TEST_PARALLEL_PACKAGES:-3}" -timeout 25m ./...
 
 step "chaos (short run: the whole pipeline under faults, its own broker)"
 make --no-print-directory chaos-short

@@ -11,34 +11,17 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
+
+	"github.com/connectd/connectd/internal/syncbuf"
 )
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitAddr polls the command's stdout for the AEROSPIKE_ADDR line.
-func waitAddr(t *testing.T, out *syncBuffer) string {
+func waitAddr(t *testing.T, out *syncbuf.Buffer) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -82,7 +65,7 @@ func useServer(t *testing.T, addr string) {
 func TestDevAerospikeCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"dev", "aerospike", "--listen", "127.0.0.1:0", "--namespaces", "test, bar", "--stats"}, &stdout, &stderr)
@@ -141,7 +124,7 @@ func TestDevAerospikeProcessSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -187,7 +170,7 @@ func TestDevAerospikeProcessSIGTERM(t *testing.T) {
 func TestDevAerospikeControl(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"dev", "aerospike", "--listen", "127.0.0.1:0", "--control", "127.0.0.1:0"}, &stdout, &stderr)

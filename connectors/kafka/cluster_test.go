@@ -17,7 +17,6 @@ import (
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/internal/kafkatest"
-	"github.com/connectd/connectd/plugins/plugintest"
 )
 
 const connectdPkg = "github.com/connectd/connectd/cmd/connectd"
@@ -40,7 +39,7 @@ type testCluster struct {
 
 func newTestCluster(t *testing.T) *testCluster {
 	t.Helper()
-	b := plugintest.NewBuilder(t.TempDir())
+	b := builder
 	c := &testCluster{t: t, bin: b.Build(t, connectdPkg), dir: t.TempDir()}
 	c.pluginDir = filepath.Join(c.dir, "plugins")
 	if out, err := exec.Command(c.bin, "plugin", "install", "--plugin-path", c.pluginDir, b.Build(t, pluginPkg)).CombinedOutput(); err != nil {

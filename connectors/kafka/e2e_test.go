@@ -23,7 +23,6 @@ import (
 
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/plugins/host"
-	"github.com/connectd/connectd/plugins/plugintest"
 )
 
 const testWorkerPkg = "github.com/connectd/connectd/framework/worker/internal/testworker"
@@ -44,7 +43,7 @@ type e2eEnv struct {
 func newE2E(t *testing.T, props map[string]string) *e2eEnv {
 	t.Helper()
 	e := &e2eEnv{t: t, bootstrap: kafkatest.Bootstrap(t), name: "repl", group: kafkatest.UniqueName(t, "g")}
-	b := plugintest.NewBuilder(t.TempDir())
+	b := builder
 	e.worker = b.Build(t, testWorkerPkg)
 	e.pluginDir = t.TempDir()
 	cat, err := host.OpenCatalog(e.pluginDir)

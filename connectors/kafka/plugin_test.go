@@ -26,7 +26,7 @@ func TestPluginSuite(t *testing.T) {
 	}
 	produce(t, msgs...)
 
-	bin := plugintest.NewBuilder(t.TempDir()).Build(t, pluginPkg)
+	bin := builder.Build(t, pluginPkg)
 	plugintest.SourceSuite{
 		Binary: bin,
 		Config: map[string]string{

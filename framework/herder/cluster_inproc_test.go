@@ -3,7 +3,6 @@ package herder
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/internal/syncbuf"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -201,6 +201,8 @@ type cluster struct {
 	herders []*Herder
 	rts     []*recordRuntime
 	regs    []*prometheus.Registry
+	// logs collects every worker's log lines; a failing test prints them.
+	logs *syncbuf.Buffer
 }
 
 func newCluster(t *testing.T, eos bool) *cluster {
@@ -232,7 +234,15 @@ func newCluster(t *testing.T, eos bool) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kafkatest.DeleteTopics(t, cfg.ConfigTopic, cfg.StatusTopic, cfg.OffsetsTopic) })
-	return &cluster{t: t, base: cfg, client: &directClient{byURL: map[string]*Herder{}}}
+	logs := &syncbuf.Buffer{}
+	t.Cleanup(func() {
+		// Registered before any worker's Stop, so it runs after them and
+		// includes their shutdown.
+		if t.Failed() {
+			t.Logf("worker logs:\n%s", logs.String())
+		}
+	})
+	return &cluster{t: t, base: cfg, client: &directClient{byURL: map[string]*Herder{}}, logs: logs}
 }
 
 // manifestCatalog is a real plugin catalog holding manifests (no
@@ -252,11 +262,14 @@ func manifestCatalog(t *testing.T) *host.Catalog {
 	return c
 }
 
-func testLogger(t *testing.T, name string) *slog.Logger {
+// testLogger logs a worker at debug level to stderr when HERDER_TEST_LOGS
+// is set, and otherwise at info level to the cluster's sink, which a
+// failing test prints.
+func (c *cluster) testLogger(name string) *slog.Logger {
 	if os.Getenv("HERDER_TEST_LOGS") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("w", name)
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.NewTextHandler(c.logs, nil)).With("w", name)
 }
 
 // add starts one more worker.
@@ -265,7 +278,7 @@ func (c *cluster) add() (*Herder, *recordRuntime) {
 	i := len(c.herders)
 	cfg := c.base
 	cfg.WorkerURL = fmt.Sprintf("http://127.0.0.1:%d", 18000+i)
-	cfg.Logger = testLogger(c.t, strconv.Itoa(i))
+	cfg.Logger = c.testLogger(strconv.Itoa(i))
 	rt := newRecordRuntime()
 	reg := prometheus.NewRegistry()
 	cfg.Metrics = reg

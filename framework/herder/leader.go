@@ -184,6 +184,9 @@ func (l *leader) stepDownLocked(why string) {
 	}
 	l.active.Store(false)
 	l.log.Info("stepping down as leader", "reason", why)
+	// Nothing queued may still commit (a fenced producer could not
+	// anyway), and Close must not wait for messages to time out.
+	_ = l.producer.Purge(kafka.PurgeQueue | kafka.PurgeInFlight | kafka.PurgeNonBlocking)
 	l.producer.Close()
 	l.producer = nil
 	l.revoking = map[item]revocation{}
@@ -194,8 +197,10 @@ func (l *leader) stepDownLocked(why string) {
 func (l *leader) fencedLocked(err error) {
 	l.log.Warn("this worker was fenced from the config topic by a newer leader", "err", err)
 	l.fencedAt = l.h.member.epoch.Load()
-	l.stepDownLocked("fenced by a newer leader")
+	// Rejoin first: the group can hand the coordination partition to
+	// another worker while this one is still closing its producer.
 	l.h.member.requestRejoin()
+	l.stepDownLocked("fenced by a newer leader")
 }
 
 // errNotLeading: the leader role is not active (any more).

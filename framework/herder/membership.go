@@ -141,17 +141,7 @@ func (m *membership) run(ctx context.Context) error {
 		for ctx.Err() == nil {
 			select {
 			case <-m.rejoin:
-				m.log.Info("rejoining the group")
-				m.owner.Store(false)
-				if err := m.consumer.Unsubscribe(); err != nil {
-					m.log.Warn("unsubscribe failed", "err", err)
-				}
-				if err := m.subscribe(); err != nil {
-					m.log.Error("resubscribe failed", "err", err)
-				}
-				m.epoch.Add(1)
-				m.onChange()
-				m.changed.Notify()
+				m.rejoinGroup(ctx)
 			default:
 			}
 			switch e := m.consumer.Poll(100).(type) {
@@ -163,6 +153,31 @@ func (m *membership) run(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// rejoinGroup leaves the group and joins it again as a new member. It
+// lets librdkafka finish the revocation (served by Poll) before it
+// subscribes again, rather than changing the subscription while the leave
+// is still in progress.
+func (m *membership) rejoinGroup(ctx context.Context) {
+	m.log.Info("rejoining the group")
+	m.owner.Store(false)
+	if err := m.consumer.Unsubscribe(); err != nil {
+		m.log.Warn("unsubscribe failed", "err", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		m.consumer.Poll(50)
+		if a, err := m.consumer.Assignment(); err == nil && len(a) == 0 {
+			break
+		}
+	}
+	if err := m.subscribe(); err != nil {
+		m.log.Error("resubscribe failed", "err", err)
+	}
+	m.epoch.Add(1)
+	m.onChange()
+	m.changed.Notify()
 }
 
 // requestRejoin makes the member leave and rejoin the group, so that a

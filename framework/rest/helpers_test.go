@@ -9,26 +9,13 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/rest"
 	"github.com/connectd/connectd/framework/rest/resttest"
+	"github.com/connectd/connectd/internal/syncbuf"
 )
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // env is a REST server over a test herder, served by httptest.
 type env struct {
@@ -36,7 +23,7 @@ type env struct {
 	h      *resttest.Herder
 	srv    *rest.Server
 	ts     *httptest.Server
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 	levels *logging.Levels
 	user   string
 	pass   string
@@ -44,7 +31,7 @@ type env struct {
 
 func newEnv(t *testing.T, cfg rest.Config, opts ...rest.Option) *env {
 	t.Helper()
-	e := &env{t: t, h: resttest.New(), logs: &syncBuffer{}, levels: logging.New(slog.LevelInfo)}
+	e := &env{t: t, h: resttest.New(), logs: &syncbuf.Buffer{}, levels: logging.New(slog.LevelInfo)}
 	e.levels.Var("connectd.worker")
 	e.levels.Var("connectd.worker.task")
 	lg := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

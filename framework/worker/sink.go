@@ -153,6 +153,10 @@ func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 			"acks": "all", "enable.idempotence": true,
 			"client.id":                 fmt.Sprintf("connector-dlq-producer-%s-%d", r.id.Connector, r.id.Task),
 			"go.delivery.report.fields": "none",
+			// Small Go-side channels (see sourceRunner's producer): the
+			// events are drained continuously and ProduceChannel is unused.
+			"go.produce.channel.size": 0,
+			"go.events.channel.size":  10000,
 		})
 		if err != nil {
 			return err

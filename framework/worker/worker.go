@@ -430,7 +430,10 @@ func (w *Worker) FenceZombies(ctx context.Context, connector string, taskCount i
 }
 
 func (w *Worker) fence(ctx context.Context, txID string) error {
-	cm := kafka.ConfigMap{"transactional.id": txID, "go.delivery.reports": false}
+	// It only initialises transactions: no deliveries, so the Go-side
+	// channels can be small (their million-entry defaults cost 24 MiB).
+	cm := kafka.ConfigMap{"transactional.id": txID, "go.delivery.reports": false,
+		"go.produce.channel.size": 0, "go.events.channel.size": 1000}
 	for k, v := range w.internalClient() {
 		cm[k] = v
 	}

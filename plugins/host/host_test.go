@@ -23,6 +23,7 @@ import (
 
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/syncbuf"
 	"github.com/connectd/connectd/plugins/host"
 	"github.com/connectd/connectd/plugins/internal/testconnectors"
 	"github.com/connectd/connectd/plugins/plugintest"
@@ -546,7 +547,7 @@ func TestMalformedMessageFailsTask(t *testing.T) {
 }
 
 func TestLogsMergedWithAttributes(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	opts := host.LaunchOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), Connector: "logs"}
 	_, p := launch(t, "source", opts)
 	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "logs", Task: 4, Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "records": "0"}})
@@ -574,23 +575,6 @@ func TestLogsMergedWithAttributes(t *testing.T) {
 		return
 	}
 	t.Fatalf("no merged line in %s", buf.String())
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestConnectorEvents(t *testing.T) {

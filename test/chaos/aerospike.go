@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
+	"github.com/connectd/connectd/internal/syncbuf"
 )
 
 // aeroServer is the Aerospike test server running as its own process
@@ -29,21 +29,10 @@ type aeroServer struct {
 }
 
 // lineWatcher collects a child's stdout lines.
-type lineWatcher struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *lineWatcher) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
+type lineWatcher struct{ syncbuf.Buffer }
 
 func (w *lineWatcher) value(prefix string) string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, line := range strings.Split(w.buf.String(), "\n") {
+	for _, line := range strings.Split(w.String(), "\n") {
 		if v, ok := strings.CutPrefix(line, prefix); ok {
 			return strings.TrimSpace(v)
 		}
