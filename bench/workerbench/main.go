@@ -42,6 +42,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/framework/worker"
+	"github.com/connectd/connectd/internal/repo"
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
 )
@@ -107,7 +108,7 @@ type result struct {
 }
 
 func run(o options) error {
-	root, err := repoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return err
 	}
@@ -609,23 +610,6 @@ func readPid(path string) int {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	return pid
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run from inside the repository (go.mod not found)")
-		}
-		dir = parent
-	}
 }
 
 func lookupBootstrap(root string) (string, error) {

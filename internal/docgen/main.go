@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/connectd/connectd/internal/repo"
 )
 
 func main() {
@@ -32,7 +34,7 @@ func main() {
 	dir := *root
 	if dir == "" {
 		var err error
-		if dir, err = findRoot(); err != nil {
+		if dir, err = repo.Root(); err != nil {
 			fatal(err)
 		}
 	}
@@ -83,23 +85,6 @@ func run(root string, write bool) ([]string, error) {
 		}
 	}
 	return stale, nil
-}
-
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func fatal(err error) {

@@ -15,7 +15,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -26,6 +25,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/internal/repo"
 )
 
 const howToStart = "start one with `make kafka-up` (scripts/kafka.sh up) or set KAFKA_BOOTSTRAP=host:port"
@@ -51,7 +52,7 @@ func lookupBootstrap() (string, error) {
 	if v := os.Getenv("KAFKA_BOOTSTRAP"); v != "" {
 		return v, nil
 	}
-	root, err := repoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return "", err
 	}
@@ -68,25 +69,6 @@ func lookupBootstrap() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s has no KAFKA_BOOTSTRAP line", path)
-}
-
-// repoRoot walks up from the working directory (a package directory under
-// go test) to the directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func dial(addr string) error {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/internal/repo"
 )
 
 var (
@@ -21,20 +23,12 @@ var (
 )
 
 func repoRoot(t *testing.T) string {
-	dir, err := os.Getwd()
+	t.Helper()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // need fails (CI=true) or skips when a tool the suite needs is missing.

@@ -5,7 +5,6 @@ package cluster
 
 import (
 	"bufio"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/internal/repo"
 )
 
 var (
@@ -36,20 +36,12 @@ var (
 )
 
 func repoRoot(t *testing.T) string {
-	dir, err := os.Getwd()
+	t.Helper()
+	root, err := repo.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // binaries builds connectd and the datagen plugin once per test binary.
