@@ -267,7 +267,34 @@ func ensureTargets(ctx context.Context, cfg *Config, a *ckafka.AdminClient, dst 
 			plan.counts[r.Topic] = grow[i].IncreaseTo
 		}
 	}
+	// The controller has accepted the new topics and partitions, but the
+	// brokers' metadata follows a moment later; tasks given the new
+	// partitions before then would be refused them as unknown.
+	if err := awaitPartitionCounts(opCtx, a, plan, append(plan.created, plan.grown...)); err != nil {
+		return plan, err
+	}
 	return plan, nil
+}
+
+// awaitPartitionCounts waits until the metadata shows every topic in
+// topics with at least plan.counts[topic] partitions.
+func awaitPartitionCounts(ctx context.Context, a *ckafka.AdminClient, plan targetPlan, topics []string) error {
+	for _, topic := range topics {
+		want := plan.counts[topic]
+		for {
+			n, err := partitionCount(a, topic)
+			if err == nil && n >= want {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return sdk.Retriable(fmt.Errorf("target topic %q: the brokers' metadata does not show its %d partitions yet (last seen %d, error %v)",
+					topic, want, n, err))
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 func partitionCount(a *ckafka.AdminClient, topic string) (int, error) {

@@ -185,6 +185,14 @@ func (t *Task) consumerConfig(tctx sdk.SourceTaskContext) *ckafka.ConfigMap {
 		// far more than their payload, hence the message-count limit too.
 		"queued.max.messages.kbytes": 4096,
 		"queued.min.messages":        10000,
+		// With a queue that small, librdkafka's default
+		// fetch.queue.backoff.ms (1 s) starves the task: the queue fills
+		// while the worker commits a transaction (Poll waits for credits),
+		// librdkafka then postpones the partition's next fetch by a whole
+		// second, and the polls that drain the queue find it empty long
+		// before that second is over (librdkafka's CONFIGURATION.md: "may
+		// need to be decreased if the queue thresholds are set low").
+		"fetch.queue.backoff.ms": 10,
 	}
 	for k, v := range t.cfg.SourceConsumer {
 		cm[k] = v

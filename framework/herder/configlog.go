@@ -17,7 +17,7 @@ import (
 type configLog struct {
 	log      *slog.Logger
 	topic    string
-	consumer *kafka.Consumer
+	reader   *tailReader
 	producer *kafka.Producer
 
 	snap    atomic.Pointer[Snapshot]
@@ -25,46 +25,60 @@ type configLog struct {
 	// readErr is the last consumer error, for health reporting.
 	readErr atomic.Pointer[error]
 
-	wg       sync.WaitGroup
-	running  bool
-	pollDone chan struct{}
+	wg sync.WaitGroup
 }
+
+// configReaderStallAfter: how long the config-topic reader may sit behind
+// the end of the partition without moving before its consumer is
+// replaced (see tailReader). The end is the high watermark, which an open
+// leader transaction keeps ahead of a read_committed reader; those last
+// milliseconds, or until the transaction times out (15 s) if the leader
+// died mid-way, when a needless replacement costs nothing.
+const configReaderStallAfter = 10 * time.Second
 
 func (h *Herder) newConfigLog() (*configLog, error) {
 	base := h.cfg.GroupID + "-configs"
-	cons, err := kafka.NewConsumer(h.clientConfig(base+"-reader", kafka.ConfigMap{
-		// A group id is required by librdkafka even for manual
-		// assignment; nothing is ever committed under it.
-		"group.id":                 h.cfg.GroupID + "-config-reader",
-		"isolation.level":          "read_committed",
-		"enable.auto.commit":       false,
-		"enable.auto.offset.store": false,
-		"enable.partition.eof":     true,
-		"auto.offset.reset":        "earliest",
-		"fetch.wait.max.ms":        50,
-	}))
-	if err != nil {
-		return nil, fmt.Errorf("config topic reader: %w", err)
-	}
 	prod, err := kafka.NewProducer(h.producerConfig(base, kafka.ConfigMap{
 		"enable.idempotence": true,
 		"acks":               "all",
 		"linger.ms":          0,
 	}))
 	if err != nil {
-		cons.Close()
 		return nil, fmt.Errorf("config topic writer: %w", err)
 	}
 	l := &configLog{
 		log:      h.log.With("component", "config-log"),
 		topic:    h.cfg.ConfigTopic,
-		consumer: cons,
 		producer: prod,
 		changed:  newBroadcast(),
-		pollDone: make(chan struct{}),
 	}
 	l.snap.Store(newSnapshot())
-	drainLogs(l.log, cons.Logs(), &l.wg)
+	newConsumer := func() (*kafka.Consumer, error) {
+		cons, err := kafka.NewConsumer(h.clientConfig(base+"-reader", kafka.ConfigMap{
+			// A group id is required by librdkafka even for manual
+			// assignment; nothing is ever committed under it.
+			"group.id":                 h.cfg.GroupID + "-config-reader",
+			"isolation.level":          "read_committed",
+			"enable.auto.commit":       false,
+			"enable.auto.offset.store": false,
+			"enable.partition.eof":     true,
+			"auto.offset.reset":        "earliest",
+			"fetch.wait.max.ms":        50,
+		}))
+		if err != nil {
+			return nil, fmt.Errorf("config topic reader: %w", err)
+		}
+		drainLogs(l.log, cons.Logs(), &l.wg)
+		return cons, nil
+	}
+	endOffset := func(p int32) (int64, error) {
+		_, hi, err := prod.QueryWatermarkOffsets(l.topic, p, 2000)
+		return hi, err
+	}
+	if l.reader, err = newTailReader(l.log, l.topic, newConsumer, endOffset, configReaderStallAfter); err != nil {
+		prod.Close()
+		return nil, err
+	}
 	drainLogs(l.log, prod.Logs(), &l.wg)
 	l.wg.Add(1)
 	go func() {
@@ -82,50 +96,44 @@ func (l *configLog) Snapshot() *Snapshot { return l.snap.Load() }
 
 // run reads the topic until ctx ends.
 func (l *configLog) run(ctx context.Context) error {
-	topic := l.topic
-	if err := l.consumer.Assign([]kafka.TopicPartition{{Topic: &topic, Partition: 0, Offset: kafka.OffsetBeginning}}); err != nil {
+	var work *Snapshot // a private copy collecting one batch
+	batch := 0
+	handle := func(ev kafka.Event) {
+		switch e := ev.(type) {
+		case *kafka.Message:
+			if work == nil {
+				work = l.snap.Load().clone()
+			}
+			work.apply(l.log, string(e.Key), e.Value, int64(e.TopicPartition.Offset))
+			// Publish in batches: keep applying while more records
+			// are immediately available (the end of the partition
+			// or a quiet poll publishes).
+			if batch++; batch < 500 {
+				return
+			}
+		case kafka.PartitionEOF:
+			if work == nil && int64(e.Offset) > l.snap.Load().Offset {
+				// Control records (transaction markers) moved the
+				// end without delivering a record.
+				work = l.snap.Load().clone()
+			}
+			if work != nil && int64(e.Offset) > work.Offset {
+				work.Offset = int64(e.Offset)
+			}
+		case kafka.Error:
+			err := error(e)
+			l.readErr.Store(&err)
+			l.log.Warn("config topic reader error", "err", e)
+		}
+		if work != nil {
+			l.snap.Store(work)
+			work, batch = nil, 0
+			l.changed.Notify()
+		}
+	}
+	if err := l.reader.start(ctx, []int32{0}, handle); err != nil {
 		return fmt.Errorf("config topic %s: assign: %w", l.topic, err)
 	}
-	l.running = true
-	go func() {
-		defer close(l.pollDone)
-		var work *Snapshot // a private copy collecting one batch
-		batch := 0
-		for ctx.Err() == nil {
-			ev := l.consumer.Poll(100)
-			switch e := ev.(type) {
-			case *kafka.Message:
-				if work == nil {
-					work = l.snap.Load().clone()
-				}
-				work.apply(l.log, string(e.Key), e.Value, int64(e.TopicPartition.Offset))
-				// Publish in batches: keep applying while more records
-				// are immediately available (the end of the partition
-				// or a quiet poll publishes).
-				if batch++; batch < 500 {
-					continue
-				}
-			case kafka.PartitionEOF:
-				if work == nil && int64(e.Offset) > l.snap.Load().Offset {
-					// Control records (transaction markers) moved the
-					// end without delivering a record.
-					work = l.snap.Load().clone()
-				}
-				if work != nil && int64(e.Offset) > work.Offset {
-					work.Offset = int64(e.Offset)
-				}
-			case kafka.Error:
-				err := error(e)
-				l.readErr.Store(&err)
-				l.log.Warn("config topic reader error", "err", e)
-			}
-			if work != nil {
-				l.snap.Store(work)
-				work, batch = nil, 0
-				l.changed.Notify()
-			}
-		}
-	}()
 	return nil
 }
 
@@ -133,7 +141,9 @@ func (l *configLog) run(ctx context.Context) error {
 // read_committed reader can reach now.
 func (l *configLog) endOffset(ctx context.Context) (int64, error) {
 	for {
-		_, hi, err := l.consumer.QueryWatermarkOffsets(l.topic, 0, 5000)
+		// The reader's own client, read_committed, answers with the
+		// last stable offset.
+		_, hi, err := l.reader.current().QueryWatermarkOffsets(l.topic, 0, 5000)
 		if err == nil {
 			return hi, nil
 		}
@@ -187,12 +197,9 @@ func (l *configLog) write(ctx context.Context, msgs ...*kafka.Message) (*Snapsho
 
 // close stops the reader (run's ctx must be done) and closes the clients.
 func (l *configLog) close() {
-	if l.running {
-		<-l.pollDone
-	}
+	l.reader.close()
 	l.producer.Flush(5000)
 	l.producer.Close()
-	l.consumer.Close()
 	l.wg.Wait()
 }
 

@@ -30,7 +30,7 @@ type Status struct {
 type statusStore struct {
 	log      *slog.Logger
 	topic    string
-	consumer *kafka.Consumer
+	reader   *tailReader
 	producer *kafka.Producer
 
 	mu         sync.RWMutex
@@ -40,24 +40,17 @@ type statusStore struct {
 	positions  map[int32]int64                   // next offset per partition
 	changed    *broadcast
 
-	wg       sync.WaitGroup
-	running  bool
-	pollDone chan struct{}
+	wg sync.WaitGroup
 }
+
+// statusReaderStallAfter: how long the status-topic reader may sit behind
+// the end of a partition without moving before its consumer is replaced
+// (see tailReader). Status records are small and unconditional, so a
+// healthy reader is never that far behind.
+const statusReaderStallAfter = 5 * time.Second
 
 func (h *Herder) newStatusStore() (*statusStore, error) {
 	base := h.cfg.GroupID + "-statuses"
-	cons, err := kafka.NewConsumer(h.clientConfig(base+"-reader", kafka.ConfigMap{
-		"group.id":                 h.cfg.GroupID + "-status-reader",
-		"enable.auto.commit":       false,
-		"enable.auto.offset.store": false,
-		"enable.partition.eof":     true,
-		"auto.offset.reset":        "earliest",
-		"fetch.wait.max.ms":        50,
-	}))
-	if err != nil {
-		return nil, fmt.Errorf("status topic reader: %w", err)
-	}
 	prod, err := kafka.NewProducer(h.producerConfig(base, kafka.ConfigMap{
 		"enable.idempotence": true,
 		"acks":               "all",
@@ -67,22 +60,44 @@ func (h *Herder) newStatusStore() (*statusStore, error) {
 		"partitioner": "murmur2_random",
 	}))
 	if err != nil {
-		cons.Close()
 		return nil, fmt.Errorf("status topic writer: %w", err)
 	}
 	s := &statusStore{
 		log:        h.log.With("component", "status-store"),
 		topic:      h.cfg.StatusTopic,
-		consumer:   cons,
 		producer:   prod,
 		connectors: map[string]Status{},
 		tasks:      map[ConnectorTaskID]Status{},
 		topics:     map[string]map[string]topicStatus{},
 		positions:  map[int32]int64{},
 		changed:    newBroadcast(),
-		pollDone:   make(chan struct{}),
 	}
-	drainLogs(s.log, cons.Logs(), &s.wg)
+	newConsumer := func() (*kafka.Consumer, error) {
+		cons, err := kafka.NewConsumer(h.clientConfig(base+"-reader", kafka.ConfigMap{
+			"group.id":                 h.cfg.GroupID + "-status-reader",
+			"enable.auto.commit":       false,
+			"enable.auto.offset.store": false,
+			"enable.partition.eof":     true,
+			"auto.offset.reset":        "earliest",
+			"fetch.wait.max.ms":        50,
+		}))
+		if err != nil {
+			return nil, fmt.Errorf("status topic reader: %w", err)
+		}
+		drainLogs(s.log, cons.Logs(), &s.wg)
+		return cons, nil
+	}
+	// The writer's client tells the reader where the end is: status
+	// records are not transactional, so its high watermark is what the
+	// reader must reach.
+	endOffset := func(p int32) (int64, error) {
+		_, hi, err := prod.QueryWatermarkOffsets(s.topic, p, 2000)
+		return hi, err
+	}
+	if s.reader, err = newTailReader(s.log, s.topic, newConsumer, endOffset, statusReaderStallAfter); err != nil {
+		prod.Close()
+		return nil, err
+	}
 	drainLogs(s.log, prod.Logs(), &s.wg)
 	s.wg.Add(1)
 	go func() {
@@ -97,7 +112,7 @@ func (h *Herder) newStatusStore() (*statusStore, error) {
 }
 
 func (s *statusStore) partitions() ([]int32, error) {
-	md, err := s.consumer.GetMetadata(&s.topic, false, 10000)
+	md, err := s.producer.GetMetadata(&s.topic, false, 10000)
 	if err != nil {
 		return nil, err
 	}
@@ -117,40 +132,31 @@ func (s *statusStore) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("status topic %s: %w", s.topic, err)
 	}
-	tps := make([]kafka.TopicPartition, len(parts))
-	for i, p := range parts {
-		tps[i] = kafka.TopicPartition{Topic: &s.topic, Partition: p, Offset: kafka.OffsetBeginning}
+	dirty := false
+	handle := func(ev kafka.Event) {
+		switch e := ev.(type) {
+		case *kafka.Message:
+			s.apply(string(e.Key), e.Value, e.TopicPartition.Partition, int64(e.TopicPartition.Offset))
+			dirty = true
+			return
+		case kafka.PartitionEOF:
+			s.mu.Lock()
+			if int64(e.Offset) > s.positions[e.Partition] {
+				s.positions[e.Partition] = int64(e.Offset)
+			}
+			s.mu.Unlock()
+			dirty = true
+		case kafka.Error:
+			s.log.Warn("status topic reader error", "err", e)
+		}
+		if dirty {
+			dirty = false
+			s.changed.Notify()
+		}
 	}
-	if err := s.consumer.Assign(tps); err != nil {
+	if err := s.reader.start(ctx, parts, handle); err != nil {
 		return fmt.Errorf("status topic %s: assign: %w", s.topic, err)
 	}
-	s.running = true
-	go func() {
-		defer close(s.pollDone)
-		dirty := false
-		for ctx.Err() == nil {
-			ev := s.consumer.Poll(100)
-			switch e := ev.(type) {
-			case *kafka.Message:
-				s.apply(string(e.Key), e.Value, e.TopicPartition.Partition, int64(e.TopicPartition.Offset))
-				dirty = true
-				continue
-			case kafka.PartitionEOF:
-				s.mu.Lock()
-				if int64(e.Offset) > s.positions[e.Partition] {
-					s.positions[e.Partition] = int64(e.Offset)
-				}
-				s.mu.Unlock()
-				dirty = true
-			case kafka.Error:
-				s.log.Warn("status topic reader error", "err", e)
-			}
-			if dirty {
-				dirty = false
-				s.changed.Notify()
-			}
-		}
-	}()
 	return nil
 }
 
@@ -163,7 +169,7 @@ func (s *statusStore) readToEnd(ctx context.Context) error {
 	}
 	ends := map[int32]int64{}
 	for _, p := range parts {
-		_, hi, err := s.consumer.QueryWatermarkOffsets(s.topic, p, 5000)
+		_, hi, err := s.producer.QueryWatermarkOffsets(s.topic, p, 5000)
 		if err != nil {
 			return fmt.Errorf("status topic %s[%d] end offset: %w", s.topic, p, err)
 		}
@@ -423,11 +429,8 @@ func (s *statusStore) flush(timeout time.Duration) {
 }
 
 func (s *statusStore) close() {
-	if s.running {
-		<-s.pollDone
-	}
+	s.reader.close()
 	s.producer.Flush(5000)
 	s.producer.Close()
-	s.consumer.Close()
 	s.wg.Wait()
 }

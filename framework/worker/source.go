@@ -178,10 +178,12 @@ func (r *sourceRunner) committedOffsets(ctx context.Context, store *offsets.Stor
 }
 
 // offsetSet holds the latest offset per source partition, keyed by the
-// partition's canonical JSON, in first-seen order.
+// partition's canonical JSON, in first-seen order. It also tracks which
+// entries changed since takeDirty last returned them.
 type offsetSet struct {
-	idx  map[string]int
-	list []host.Offset
+	idx   map[string]int
+	list  []host.Offset
+	dirty []bool
 }
 
 func newOffsetSet() *offsetSet { return &offsetSet{idx: map[string]int{}} }
@@ -196,10 +198,12 @@ func (s *offsetSet) set(partition, offset []byte) error {
 	offset = bytes.Clone(offset)
 	if i, ok := s.idx[string(p)]; ok {
 		s.list[i].Offset = offset
+		s.dirty[i] = true
 		return nil
 	}
 	s.idx[string(p)] = len(s.list)
 	s.list = append(s.list, host.Offset{Partition: p, Offset: offset})
+	s.dirty = append(s.dirty, true)
 	return nil
 }
 
@@ -217,6 +221,31 @@ func (s *offsetSet) len() int { return len(s.list) }
 func (s *offsetSet) reset() {
 	clear(s.idx)
 	s.list = s.list[:0]
+	s.dirty = s.dirty[:0]
+}
+
+// takeDirty calls fn for every entry set since the last takeDirty (or
+// markDirty), in first-seen order, and marks those it accepted clean; it
+// stops at fn's first error.
+func (s *offsetSet) takeDirty(fn func(host.Offset) error) error {
+	for i, d := range s.dirty {
+		if !d {
+			continue
+		}
+		if err := fn(s.list[i]); err != nil {
+			return err
+		}
+		s.dirty[i] = false
+	}
+	return nil
+}
+
+// markDirty marks every entry as set again (what was written of them is
+// gone, e.g. with an aborted transaction).
+func (s *offsetSet) markDirty() {
+	for i := range s.dirty {
+		s.dirty[i] = true
+	}
 }
 
 func (s *offsetSet) snapshot() []host.Offset {

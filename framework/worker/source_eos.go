@@ -28,6 +28,9 @@ type eosTxn struct {
 	bytes      int
 	offsets    *offsetSet
 	lastCommit time.Time
+	// offsetsWritten: the open transaction holds offset records already
+	// (written with its first batch; see process).
+	offsetsWritten bool
 }
 
 // eosTask is one exactly-once incarnation's state.
@@ -296,6 +299,20 @@ func (e *eosTask) process(f fetched) error {
 	if err := e.txn.offsets.merge(b.Offsets); err != nil {
 		return err
 	}
+	// The first batch of a transaction writes its offsets at once, so that
+	// the offsets topic's partition joins the transaction together with
+	// the batch's data partitions (one AddPartitionsToTxn round trip to the
+	// transaction coordinator, while the records are still being sent)
+	// rather than alone inside the commit, where that round trip adds to
+	// every CommitTransaction. Later batches only update e.txn.offsets and
+	// the commit writes what changed since; within the transaction the
+	// last record per key wins, so the committed offsets are the final ones.
+	if e.txn.open && !e.txn.offsetsWritten {
+		if err := e.writeOffsets(); err != nil {
+			return err
+		}
+		e.txn.offsetsWritten = true
+	}
 	switch {
 	case b.Boundary == host.BoundaryCommitAfter:
 		return e.commit()
@@ -343,14 +360,8 @@ func (e *eosTask) commit() error {
 	if err := e.begin(); err != nil {
 		return err
 	}
-	for _, o := range e.txn.offsets.list {
-		m, err := offsets.Message(e.topic, e.r.id.Connector, offsets.Offset{Partition: o.Partition, Offset: o.Offset})
-		if err != nil {
-			return err
-		}
-		if err := produce(e.hard, e.p, m); err != nil {
-			return e.classify(fmt.Errorf("produce offsets to %s: %w", e.topic, err))
-		}
+	if err := e.writeOffsets(); err != nil {
+		return err
 	}
 	start := time.Now()
 	for {
@@ -380,11 +391,26 @@ func (e *eosTask) commit() error {
 		return err
 	}
 	e.sess.ack.add(done)
-	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
+	e.txn.open, e.txn.records, e.txn.bytes, e.txn.offsetsWritten = false, 0, 0, false
 	e.txn.offsets.reset()
 	e.txn.lastCommit = time.Now()
 	e.committedSinceAbort = true
 	return nil
+}
+
+// writeOffsets produces an offset record for every source partition whose
+// offset changed since the last write, into the open transaction.
+func (e *eosTask) writeOffsets() error {
+	return e.txn.offsets.takeDirty(func(o host.Offset) error {
+		m, err := offsets.Message(e.topic, e.r.id.Connector, offsets.Offset{Partition: o.Partition, Offset: o.Offset})
+		if err != nil {
+			return err
+		}
+		if err := produce(e.hard, e.p, m); err != nil {
+			return e.classify(fmt.Errorf("produce offsets to %s: %w", e.topic, err))
+		}
+		return nil
+	})
 }
 
 // abortRequested aborts the open transaction because the task asked for it
@@ -397,7 +423,8 @@ func (e *eosTask) abortRequested() error {
 	if err := e.p.AbortTransaction(e.hard); err != nil {
 		return e.classify(fmt.Errorf("abort transaction: %w", err))
 	}
-	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
+	e.txn.open, e.txn.records, e.txn.bytes, e.txn.offsetsWritten = false, 0, 0, false
+	e.txn.offsets.markDirty() // the offset records written so far are aborted too
 	return nil
 }
 
@@ -411,7 +438,7 @@ func (e *eosTask) abort() {
 	if err := e.p.AbortTransaction(ctx); err != nil {
 		e.r.t.log.Warn("abort transaction failed", "error", err)
 	}
-	e.txn.open, e.txn.records, e.txn.bytes = false, 0, 0
+	e.txn.open, e.txn.records, e.txn.bytes, e.txn.offsetsWritten = false, 0, 0, false
 	e.txn.offsets.reset()
 }
 
