@@ -86,7 +86,77 @@ type sinkRunner struct {
 	heldBytes int
 	maxHeld   int
 	maxBytes  int
+
+	// What the run loop takes requests from, and its reassembly state.
+	in       sinkInbox
+	ops      []sinkOp // complete requests in arrival order; handled up to opsHead
+	opsHead  int
+	inErr    error // the stream's end or a protocol error, after ops
+	putID    uint64
+	putRecs  []chain.Raw
+	putBufs  [][]byte
+	putBytes int
+	putOpen  bool
+	dec      wire.Decoder
 }
+
+// sinkInbox is what the run loop takes requests from without a goroutine
+// in between: the data channel's stream (protocol version 2), or a pump
+// of a gRPC stream (version 1).
+type sinkInbox interface {
+	// TryRecv returns a queued request; ok is false when none is queued
+	// and the stream has not ended (err is then nil).
+	TryRecv() (m *pluginpb.SinkRequest, ok bool, err error)
+	// Ready receives a value when a request or the end may have arrived.
+	Ready() <-chan struct{}
+}
+
+// sinkPump adapts a stream that only has a blocking Recv (gRPC) to a
+// sinkInbox with a goroutine that receives into a queue.
+type sinkPump struct {
+	mu    sync.Mutex
+	q     []*pluginpb.SinkRequest
+	err   error
+	ready chan struct{}
+}
+
+func pumpSink(st sinkStream) *sinkPump {
+	p := &sinkPump{ready: make(chan struct{}, 1)}
+	go func() {
+		for {
+			m, err := st.Recv()
+			p.mu.Lock()
+			if err != nil {
+				p.err = err
+			} else {
+				p.q = append(p.q, m)
+			}
+			p.mu.Unlock()
+			select {
+			case p.ready <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func (p *sinkPump) TryRecv() (*pluginpb.SinkRequest, bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.q) > 0 {
+		m := p.q[0]
+		p.q[0] = nil
+		p.q = p.q[1:]
+		return m, true, nil
+	}
+	return nil, false, p.err
+}
+
+func (p *sinkPump) Ready() <-chan struct{} { return p.ready }
 
 // hold accounts for a received batch (n > 0) or an answered one (n < 0).
 // The high-water marks show that the host never sends beyond the credits.
@@ -179,106 +249,130 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 		return err
 	}
 
-	// ops carries requests in arrival order. Puts are bounded by credits;
-	// open/close/flush/stop are synchronous calls on the host side, so a
-	// small margin above the credits is enough.
-	ops := make(chan sinkOp, sinkCredits+8)
-	recvErr := make(chan error, 1)
-	go r.receive(ctx, ops, recvErr)
-
+	// The loop takes requests straight from the stream: under protocol
+	// version 2 the data channel's reading goroutine queues them and this
+	// goroutine is the only one woken per request.
+	if in, ok := r.stream.(sinkInbox); ok {
+		r.in = in
+	} else {
+		r.in = pumpSink(r.stream)
+	}
 	for {
-		select {
-		case op := <-ops:
-			stop, err := r.handle(ctx, op)
-			if err != nil {
-				return err
-			}
-			if stop {
-				return nil
-			}
-		case err := <-recvErr:
+		op, ok, err := r.next()
+		if err != nil {
 			r.tctx.log.Info("sink task stream closed by the host", "error", err)
 			r.stopTask()
 			return err
-		case <-r.srv.stopping:
-			r.stopTask()
+		}
+		if !ok {
+			select {
+			case <-r.in.Ready():
+			case <-r.srv.stopping:
+				r.stopTask()
+				return nil
+			}
+			continue
+		}
+		stop, err := r.handle(ctx, op)
+		if err != nil {
+			return err
+		}
+		if stop {
 			return nil
 		}
 	}
 }
 
-// receive reads requests, reassembles put parts and queues operations.
-func (r *sinkRunner) receive(ctx context.Context, ops chan<- sinkOp, recvErr chan<- error) {
-	var (
-		putID    uint64
-		putRecs  []chain.Raw
-		putBufs  [][]byte
-		putBytes int
-		open     bool
-		dec      wire.Decoder
-	)
-	for {
-		m, err := r.stream.Recv()
+// next returns the next complete request; ok is false when none has
+// arrived yet, err is the stream's end or a protocol error once every
+// request before it was returned.
+func (r *sinkRunner) next() (op sinkOp, ok bool, err error) {
+	if r.opsHead == len(r.ops) {
+		r.ops, r.opsHead = r.ops[:0], 0
+		r.drain()
+	}
+	if r.opsHead < len(r.ops) {
+		op = r.ops[r.opsHead]
+		r.ops[r.opsHead] = sinkOp{}
+		r.opsHead++
+		return op, true, nil
+	}
+	return sinkOp{}, false, r.inErr
+}
+
+// drain takes every request that has arrived into r.ops, reassembling
+// puts, until the stream's end or a protocol error (kept in r.inErr).
+func (r *sinkRunner) drain() {
+	for r.inErr == nil {
+		m, ok, err := r.in.TryRecv()
 		if err != nil {
-			recvErr <- err
+			r.inErr = err
 			return
 		}
-		op := sinkOp{req: m}
-		switch x := m.Msg.(type) {
-		case *pluginpb.SinkRequest_Put:
-			p := x.Put
-			if open && p.GetId() != putID {
-				recvErr <- fmt.Errorf("protocol error: put %d started before put %d was complete", p.GetId(), putID)
-				return
-			}
-			if p.GetCount() < 0 || int(p.GetCount()) > len(p.GetRecords()) {
-				recvErr <- fmt.Errorf("protocol error: put %d claims %d records in %d bytes", p.GetId(), p.GetCount(), len(p.GetRecords()))
-				return
-			}
-			if !open {
-				open, putID, putRecs, putBufs, putBytes = true, p.GetId(), r.recordsFor(int(p.GetCount())), nil, 0
-			}
-			if r.release != nil {
-				putBufs = append(putBufs, p.GetRecords())
-			}
-			// Records alias the received message's buffer: no copy.
-			dec.Reset(p.GetRecords())
-			for range p.GetCount() {
-				putRecs = append(putRecs, chain.Raw{})
-				if err := dec.Record(&putRecs[len(putRecs)-1]); err != nil {
-					recvErr <- fmt.Errorf("protocol error: put %d: %w", putID, err)
-					return
-				}
-			}
-			if dec.Len() != 0 {
-				recvErr <- fmt.Errorf("protocol error: put %d: %d bytes after %d records", putID, dec.Len(), p.GetCount())
-				return
-			}
-			putBytes += len(p.GetRecords())
-			if !p.GetFinal() {
-				continue
-			}
-			open = false
-			op.id, op.records, op.bufs, op.bytes = putID, putRecs, putBufs, putBytes
-			r.hold(1, putBytes)
-		case *pluginpb.SinkRequest_Open:
-			op.id = x.Open.GetId()
-		case *pluginpb.SinkRequest_Close:
-			op.id = x.Close.GetId()
-		case *pluginpb.SinkRequest_Flush:
-			op.id = x.Flush.GetId()
-		case *pluginpb.SinkRequest_Stop:
-			op.id = x.Stop.GetId()
-		default:
-			recvErr <- fmt.Errorf("protocol error: unexpected message %T on a running sink task stream", m.Msg)
+		if !ok {
 			return
 		}
-		select {
-		case ops <- op:
-		case <-ctx.Done():
+		op, complete, err := r.feed(m)
+		if err != nil {
+			r.inErr = err
 			return
+		}
+		if complete {
+			r.ops = append(r.ops, op)
 		}
 	}
+}
+
+// feed takes one request: a part of a put (complete once its final part
+// is in), or a control request.
+func (r *sinkRunner) feed(m *pluginpb.SinkRequest) (op sinkOp, complete bool, err error) {
+	op = sinkOp{req: m}
+	switch x := m.Msg.(type) {
+	case *pluginpb.SinkRequest_Put:
+		p := x.Put
+		if r.putOpen && p.GetId() != r.putID {
+			return op, false, fmt.Errorf("protocol error: put %d started before put %d was complete", p.GetId(), r.putID)
+		}
+		if p.GetCount() < 0 || int(p.GetCount()) > len(p.GetRecords()) {
+			return op, false, fmt.Errorf("protocol error: put %d claims %d records in %d bytes", p.GetId(), p.GetCount(), len(p.GetRecords()))
+		}
+		if !r.putOpen {
+			r.putOpen, r.putID, r.putRecs, r.putBufs, r.putBytes = true, p.GetId(), r.recordsFor(int(p.GetCount())), nil, 0
+		}
+		if r.release != nil {
+			r.putBufs = append(r.putBufs, p.GetRecords())
+		}
+		// Records alias the received message's buffer: no copy.
+		r.dec.Reset(p.GetRecords())
+		for range p.GetCount() {
+			r.putRecs = append(r.putRecs, chain.Raw{})
+			if err := r.dec.Record(&r.putRecs[len(r.putRecs)-1]); err != nil {
+				return op, false, fmt.Errorf("protocol error: put %d: %w", r.putID, err)
+			}
+		}
+		if r.dec.Len() != 0 {
+			return op, false, fmt.Errorf("protocol error: put %d: %d bytes after %d records", r.putID, r.dec.Len(), p.GetCount())
+		}
+		r.putBytes += len(p.GetRecords())
+		if !p.GetFinal() {
+			return op, false, nil
+		}
+		r.putOpen = false
+		op.id, op.records, op.bufs, op.bytes = r.putID, r.putRecs, r.putBufs, r.putBytes
+		r.putRecs, r.putBufs = nil, nil
+		r.hold(1, op.bytes)
+	case *pluginpb.SinkRequest_Open:
+		op.id = x.Open.GetId()
+	case *pluginpb.SinkRequest_Close:
+		op.id = x.Close.GetId()
+	case *pluginpb.SinkRequest_Flush:
+		op.id = x.Flush.GetId()
+	case *pluginpb.SinkRequest_Stop:
+		op.id = x.Stop.GetId()
+	default:
+		return op, false, fmt.Errorf("protocol error: unexpected message %T on a running sink task stream", m.Msg)
+	}
+	return op, true, nil
 }
 
 // recordsFor returns a slice for a put of n records: an answered put's
@@ -319,6 +413,9 @@ func (r *sinkRunner) handle(ctx context.Context, op sinkOp) (stop bool, err erro
 		r.queued.Inc()
 		res := r.put(ctx, op.id, op.records)
 		r.queued.Dec()
+		// Take what arrived during the put before answering it: those
+		// batches were held together with this one.
+		r.drain()
 		r.hold(-1, -op.bytes)
 		if r.borrow {
 			r.recycle(op)

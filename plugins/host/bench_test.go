@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,6 +134,54 @@ func benchSinkPlugin(b *testing.B, batch, size, version int) {
 		}
 	}
 	cpu.report(b)
+}
+
+// BenchmarkBoundaryTwoPuts is BenchmarkBoundary's sink/plugin case with
+// two goroutines putting at once, so that two batches are in flight (the
+// test plugin grants two credits; batches are applied in the order their
+// sends begin): what overlapping one batch's round trip with the next
+// one's would gain over BenchmarkBoundary's one Put at a time. The
+// worker's sink runner puts one batch at a time.
+//
+//	go test ./plugins/host -run '^$' -bench BoundaryTwoPuts -benchtime 1s
+func BenchmarkBoundaryTwoPuts(b *testing.B) {
+	const size = 1024
+	for _, batch := range []int{1, 10, 100, 1000} {
+		b.Run(fmt.Sprintf("sink/plugin/batch=%d", batch), func(b *testing.B) {
+			p := launchBench(b, "sink", 2)
+			task, err := p.StartSinkTask(context.Background(), host.SinkTaskStart{Connector: "bench", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig("discard")})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer task.Stop(context.Background())
+			report(b, size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := startCPU(p.Pid())
+			var next atomic.Int64 // records put so far, over both goroutines
+			var wg sync.WaitGroup
+			errs := make(chan error, 2)
+			for range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					recs := sinkBatch(batch, size)
+					for next.Add(int64(batch)) <= int64(b.N)+int64(batch)-1 {
+						if _, err := task.Put(context.Background(), recs); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			cpu.report(b)
+			close(errs)
+			for err := range errs {
+				b.Fatal(err)
+			}
+		})
+	}
 }
 
 // benchTaskContext is the in-process stand-in for the plugin's contexts.

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envHostHelper) == "1" {
 		os.Exit(hostHelper())
 	}
+	if os.Getenv(envFloorChild) == "1" {
+		os.Exit(floorChild())
+	}
 	dir, err := os.MkdirTemp("", "connectd-plugin-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -65,6 +65,7 @@ type SinkTask struct {
 	failed   chan struct{}
 	failErr  error
 	stopping atomic.Bool // the stream ending after Stop is not a failure
+	ended    bool        // handle saw the end or failed the task (handle's own)
 }
 
 // StartSinkTask starts a sink task and waits until the plugin has started
@@ -117,7 +118,7 @@ func (p *Process) StartSinkTask(ctx context.Context, s SinkTaskStart) (*SinkTask
 		cancel()
 		return nil, fmt.Errorf("plugin %s: start sink task %s: %w: expected started, got %T", p.m.Name, t.name, ErrProtocol, first.Msg)
 	}
-	go t.receive()
+	deliver(stream, t.handle)
 	return t, nil
 }
 
@@ -146,43 +147,53 @@ func (t *SinkTask) protoErr(format string, args ...any) error {
 	return fmt.Errorf("plugin %s: sink task %s: %w: %s", t.p.m.Name, t.name, ErrProtocol, fmt.Sprintf(format, args...))
 }
 
-func (t *SinkTask) receive() {
-	for {
-		m, err := t.stream.Recv()
-		if err != nil {
-			if !t.stopping.Load() {
-				t.fail(t.p.failure("sink task "+t.name, err, false))
-			}
-			return
+// handle takes the plugin's messages and the stream's end, one at a time
+// (deliver). It never blocks: under protocol version 2 it runs on the data
+// channel's reading goroutine, so a put's result reaches the goroutine
+// waiting in Put without a hand-off through another goroutine.
+func (t *SinkTask) handle(m *pluginpb.SinkResponse, err error) {
+	if t.ended {
+		return
+	}
+	if err != nil {
+		t.ended = true
+		if !t.stopping.Load() {
+			// failure may wait for the process to exit: not here.
+			go func() { t.fail(t.p.failure("sink task "+t.name, err, false)) }()
 		}
-		switch x := m.Msg.(type) {
-		case *pluginpb.SinkResponse_Credit:
-			for range x.Credit.GetN() {
-				select {
-				case t.credits <- struct{}{}:
-				default:
-					t.fail(t.protoErr("more than %d credits granted", maxCredits))
-					return
-				}
-			}
-		case *pluginpb.SinkResponse_Result:
-			t.mu.Lock()
-			ch, ok := t.waiters[x.Result.GetId()]
-			delete(t.waiters, x.Result.GetId())
-			t.mu.Unlock()
-			if !ok {
-				t.fail(t.protoErr("result for unknown request %d", x.Result.GetId()))
+		return
+	}
+	switch x := m.Msg.(type) {
+	case *pluginpb.SinkResponse_Credit:
+		for range x.Credit.GetN() {
+			select {
+			case t.credits <- struct{}{}:
+			default:
+				t.end(t.protoErr("more than %d credits granted", maxCredits))
 				return
 			}
-			ch <- x.Result
-		case *pluginpb.SinkResponse_Failed:
-			t.fail(fmt.Errorf("sink task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
-			return
-		default:
-			t.fail(t.protoErr("unexpected message %T", m.Msg))
+		}
+	case *pluginpb.SinkResponse_Result:
+		t.mu.Lock()
+		ch, ok := t.waiters[x.Result.GetId()]
+		delete(t.waiters, x.Result.GetId())
+		t.mu.Unlock()
+		if !ok {
+			t.end(t.protoErr("result for unknown request %d", x.Result.GetId()))
 			return
 		}
+		ch <- x.Result // buffered, one result per request
+	case *pluginpb.SinkResponse_Failed:
+		t.end(fmt.Errorf("sink task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
+	default:
+		t.end(t.protoErr("unexpected message %T", m.Msg))
 	}
+}
+
+// end fails the task from handle and ignores what the plugin sends after.
+func (t *SinkTask) end(err error) {
+	t.ended = true
+	t.fail(err)
 }
 
 func (t *SinkTask) register() (uint64, chan *pluginpb.SinkResult) {

@@ -105,6 +105,14 @@ type SourceTask struct {
 	spare   []SourceRecord // a released batch's records slice, for the next batch
 
 	stopped chan struct{}
+
+	// handle's own state: a batch being reassembled, the last batch's
+	// sequence number, the packed record decoder.
+	asm     *SourceBatch
+	asmSeq  uint64
+	lastSeq uint64
+	dec     wire.Decoder
+	ended   bool // handle saw the end or failed the task
 }
 
 // StartSourceTask starts a source task and waits until the plugin has
@@ -161,12 +169,32 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 	}
 	t.held.Store(int32(s.Credits))
 	t.last.Store(time.Now().UnixNano())
-	go t.receive()
+	deliver(stream, t.handle)
 	go t.watchdog()
 	return t, nil
 }
 
 var errRecvTimeout = errors.New("no reply")
+
+// deliver hands a task stream's messages, then its end, to h one at a
+// time: on the data channel's reading goroutine (protocol version 2; h
+// must not block), or from a goroutine of its own waiting in Recv (gRPC
+// streams).
+func deliver[M any](s interface{ Recv() (M, error) }, h func(M, error)) {
+	if hs, ok := s.(interface{ Handle(func(M, error)) }); ok {
+		hs.Handle(h)
+		return
+	}
+	go func() {
+		for {
+			m, err := s.Recv()
+			h(m, err)
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
 
 // recvWithin receives one message, bounded by d and ctx. On timeout the
 // caller must cancel the stream (the receive goroutine ends then).
@@ -206,90 +234,95 @@ func (t *SourceTask) fail(err error) {
 	})
 }
 
-func (t *SourceTask) receive() {
-	var (
-		asm     *SourceBatch
-		asmSeq  uint64
-		lastSeq uint64
-		dec     wire.Decoder
-	)
-	for {
-		m, err := t.stream.Recv()
-		if err != nil {
-			select {
-			case <-t.stopped:
-				return
-			default:
-			}
-			t.fail(t.p.failure("source task "+t.name, err, false))
-			return
-		}
-		t.last.Store(time.Now().UnixNano())
-		switch x := m.Msg.(type) {
-		case *pluginpb.SourceResponse_Batch:
-			b := x.Batch
-			if asm == nil {
-				if b.GetSeq() <= lastSeq {
-					t.fail(t.protoErr("batch seq %d after %d", b.GetSeq(), lastSeq))
-					return
-				}
-				asm, asmSeq = &SourceBatch{}, b.GetSeq()
-			} else if b.GetSeq() != asmSeq {
-				t.fail(t.protoErr("batch seq %d while batch %d is incomplete", b.GetSeq(), asmSeq))
-				return
-			}
-			if asm.Records == nil {
-				asm.Records = t.takeSpare(int(b.GetCount()))
-			}
-			if t.p.data != nil && len(b.GetRecords()) > 0 {
-				asm.bulks = append(asm.bulks, b.GetRecords())
-			}
-			if err := appendBatch(asm, b, &dec); err != nil {
-				t.fail(t.protoErr("%v", err))
-				return
-			}
-			if !b.GetFinal() {
-				continue
-			}
-			asm.Polled = int(b.GetPolled())
-			asm.Boundary = Boundary(b.GetBoundary())
-			for _, o := range b.GetOffsets() {
-				asm.Offsets = append(asm.Offsets, Offset{Partition: o.GetPartition(), Offset: o.GetOffset()})
-			}
-			lastSeq = asmSeq
-			if t.held.Add(-1) < 0 {
-				t.fail(t.protoErr("poll batch sent without a credit"))
-				return
-			}
-			select {
-			case t.batches <- asm:
-			default:
-				t.fail(t.protoErr("poll batch sent without a credit"))
-				return
-			}
-			asm = nil
-		case *pluginpb.SourceResponse_CommitResult:
-			t.commitMu.Lock()
-			ch, ok := t.commits[x.CommitResult.GetId()]
-			delete(t.commits, x.CommitResult.GetId())
-			t.commitMu.Unlock()
-			if !ok {
-				t.fail(t.protoErr("commit result for unknown commit %d", x.CommitResult.GetId()))
-				return
-			}
-			ch <- wire.ErrorFromPB(x.CommitResult.GetError())
-		case *pluginpb.SourceResponse_Heartbeat:
-		case *pluginpb.SourceResponse_Failed:
-			t.fail(fmt.Errorf("source task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
-			return
-		case *pluginpb.SourceResponse_Stopped:
-			close(t.stopped)
+// handle takes the plugin's messages and the stream's end, one at a time
+// (deliver). It never blocks: under protocol version 2 it runs on the data
+// channel's reading goroutine, so a batch reaches the goroutine waiting in
+// Next without a hand-off through another goroutine.
+func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
+	if t.ended {
+		return
+	}
+	if err != nil {
+		t.ended = true
+		select {
+		case <-t.stopped:
 			return
 		default:
-			t.fail(t.protoErr("unexpected message %T", m.Msg))
+		}
+		// failure may wait for the process to exit: not here.
+		go func() { t.fail(t.p.failure("source task "+t.name, err, false)) }()
+		return
+	}
+	t.last.Store(time.Now().UnixNano())
+	switch x := m.Msg.(type) {
+	case *pluginpb.SourceResponse_Batch:
+		b := x.Batch
+		if t.asm == nil {
+			if b.GetSeq() <= t.lastSeq {
+				t.end(t.protoErr("batch seq %d after %d", b.GetSeq(), t.lastSeq))
+				return
+			}
+			t.asm, t.asmSeq = &SourceBatch{}, b.GetSeq()
+		} else if b.GetSeq() != t.asmSeq {
+			t.end(t.protoErr("batch seq %d while batch %d is incomplete", b.GetSeq(), t.asmSeq))
 			return
 		}
+		asm := t.asm
+		if asm.Records == nil {
+			asm.Records = t.takeSpare(int(b.GetCount()))
+		}
+		if t.p.data != nil && len(b.GetRecords()) > 0 {
+			asm.bulks = append(asm.bulks, b.GetRecords())
+		}
+		if err := appendBatch(asm, b, &t.dec); err != nil {
+			t.end(t.protoErr("%v", err))
+			return
+		}
+		if !b.GetFinal() {
+			return
+		}
+		asm.Polled = int(b.GetPolled())
+		asm.Boundary = Boundary(b.GetBoundary())
+		for _, o := range b.GetOffsets() {
+			asm.Offsets = append(asm.Offsets, Offset{Partition: o.GetPartition(), Offset: o.GetOffset()})
+		}
+		t.lastSeq = t.asmSeq
+		if t.held.Add(-1) < 0 {
+			t.end(t.protoErr("poll batch sent without a credit"))
+			return
+		}
+		select {
+		case t.batches <- asm:
+		default:
+			t.end(t.protoErr("poll batch sent without a credit"))
+			return
+		}
+		t.asm = nil
+	case *pluginpb.SourceResponse_CommitResult:
+		t.commitMu.Lock()
+		ch, ok := t.commits[x.CommitResult.GetId()]
+		delete(t.commits, x.CommitResult.GetId())
+		t.commitMu.Unlock()
+		if !ok {
+			t.end(t.protoErr("commit result for unknown commit %d", x.CommitResult.GetId()))
+			return
+		}
+		ch <- wire.ErrorFromPB(x.CommitResult.GetError()) // buffered, one result per commit
+	case *pluginpb.SourceResponse_Heartbeat:
+	case *pluginpb.SourceResponse_Failed:
+		t.end(fmt.Errorf("source task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
+	case *pluginpb.SourceResponse_Stopped:
+		t.ended = true
+		close(t.stopped)
+	default:
+		t.end(t.protoErr("unexpected message %T", m.Msg))
 	}
+}
+
+// end fails the task from handle and ignores what the plugin sends after.
+func (t *SourceTask) end(err error) {
+	t.ended = true
+	t.fail(err)
 }
 
 func (t *SourceTask) protoErr(format string, args ...any) error {

@@ -482,3 +482,89 @@ func TestSendLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHandle: a stream switched to a handler mid-flight delivers every
+// message once, in order (those queued before Handle first), then its end
+// once, after the last message; a channel failure ends a handled stream
+// too.
+func TestHandle(t *testing.T) {
+	for _, end := range []string{"end", "fail", "channel"} {
+		t.Run(end, func(t *testing.T) {
+			a, b := socketpair(t)
+			host := hostConn(t, a, 10*time.Second)
+			plugin := pluginConn(t, b, echo)
+			s, err := host.Open(context.Background(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 2000
+			type got struct {
+				v   any
+				err error
+			}
+			var (
+				mu   sync.Mutex
+				seen []got
+				done = make(chan struct{})
+			)
+			go func() {
+				for i := range n {
+					bulk := []byte(nil)
+					if i%200 == 0 {
+						bulk = make([]byte, copyMax+1) // written in place
+					}
+					if err := s.Send([]byte(fmt.Sprint(i)), bulk); err != nil {
+						return
+					}
+				}
+				if end == "channel" {
+					return
+				}
+				_ = s.Send([]byte(end), nil)
+			}()
+			// Some replies queue for Recv before the handler takes over.
+			for range 10 {
+				if _, err := recvWithin(t, s, 10*time.Second); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Handle(func(v any, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				seen = append(seen, got{v, err})
+				if err != nil {
+					close(done)
+				}
+				if len(seen) == n-10 && end == "channel" {
+					go plugin.Close()
+				}
+			})
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("no end delivered")
+			}
+			time.Sleep(50 * time.Millisecond) // anything after the end would show
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != n-10+1 {
+				t.Fatalf("%d deliveries, want %d messages and the end", len(seen), n-10)
+			}
+			for i, g := range seen[:n-10] {
+				if g.err != nil || string(g.v.(msg).meta[1:]) != fmt.Sprint(i+10) {
+					t.Fatalf("delivery %d: %v %v, want message %d", i, g.v, g.err, i+10)
+				}
+			}
+			last := seen[n-10]
+			var remote *RemoteError
+			switch {
+			case last.v != nil:
+				t.Fatalf("end delivered with a value %v", last.v)
+			case end == "end" && last.err != io.EOF,
+				end == "fail" && !(errors.As(last.err, &remote) && strings.Contains(remote.Message, "deliberate")),
+				end == "channel" && !errors.Is(last.err, ErrPeerClosed):
+				t.Fatalf("end %q delivered as %v", end, last.err)
+			}
+		})
+	}
+}

@@ -17,8 +17,15 @@
 // Flow control is the protocol's: the task streams' credits bound what a
 // peer may send, and the receiving side rejects what exceeds them. The
 // reading goroutine never waits for a consumer (each stream queues what
-// arrived), so one slow task cannot stall the others; a writer that makes
-// no progress within the write timeout fails the channel.
+// arrived, or hands it to a handler that must not block: Stream.Handle),
+// so one slow task cannot stall the others; a writer that makes no
+// progress within the write timeout fails the channel.
+//
+// Every goroutine that a message wakes on its way costs a thread wake-up,
+// which is most of a round trip's fixed cost between two processes: a
+// consumer that never blocks takes messages on the reading goroutine
+// (Handle), one that must also wait for other events selects on Ready and
+// drains TryRecv, so neither needs a goroutine of its own in between.
 //
 // It must not interpret messages (plugins/internal/wire decodes them) or
 // decide what a failure means for a task (plugins and plugins/host do).

@@ -88,7 +88,20 @@ func (d *Decoder) Reset(buf []byte) { d.buf = buf }
 // Len is the number of undecoded bytes.
 func (d *Decoder) Len() int { return len(d.buf) }
 
+// uvarint reads a varint; lengths, partitions and offsets mostly take one
+// or two bytes, read here without binary.Uvarint's loop (which does not
+// inline). Same results as binary.Uvarint for every input.
 func (d *Decoder) uvarint() (uint64, error) {
+	if len(d.buf) > 0 && d.buf[0] < 0x80 {
+		v := uint64(d.buf[0])
+		d.buf = d.buf[1:]
+		return v, nil
+	}
+	if len(d.buf) > 1 && d.buf[1] < 0x80 {
+		v := uint64(d.buf[0]&0x7f) | uint64(d.buf[1])<<7
+		d.buf = d.buf[2:]
+		return v, nil
+	}
 	v, n := binary.Uvarint(d.buf)
 	if n <= 0 {
 		return 0, ErrMalformed
@@ -97,13 +110,14 @@ func (d *Decoder) uvarint() (uint64, error) {
 	return v, nil
 }
 
+// varint reads a zig-zag varint (binary.Varint's encoding).
 func (d *Decoder) varint() (int64, error) {
-	v, n := binary.Varint(d.buf)
-	if n <= 0 {
-		return 0, ErrMalformed
+	ux, err := d.uvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	d.buf = d.buf[n:]
-	return v, nil
+	return x, err
 }
 
 func (d *Decoder) bytes() ([]byte, error) {

@@ -142,6 +142,15 @@ func (c *SourceClient) Recv() (*pluginpb.SourceResponse, error) {
 	return v.(*pluginpb.SourceResponse), nil
 }
 
+// Handle hands later messages and the end to h on the channel's reading
+// goroutine (datachan.Stream.Handle: h must not block).
+func (c *SourceClient) Handle(h func(*pluginpb.SourceResponse, error)) {
+	c.s.Handle(func(v any, err error) {
+		m, _ := v.(*pluginpb.SourceResponse)
+		h(m, err)
+	})
+}
+
 // SinkClient is the host's end of a sink task stream.
 type SinkClient struct{ msgStream }
 
@@ -169,6 +178,15 @@ func (c *SinkClient) Recv() (*pluginpb.SinkResponse, error) {
 	return v.(*pluginpb.SinkResponse), nil
 }
 
+// Handle hands later messages and the end to h on the channel's reading
+// goroutine (datachan.Stream.Handle: h must not block).
+func (c *SinkClient) Handle(h func(*pluginpb.SinkResponse, error)) {
+	c.s.Handle(func(v any, err error) {
+		m, _ := v.(*pluginpb.SinkResponse)
+		h(m, err)
+	})
+}
+
 // SourceServer is the plugin's end of a source task stream.
 type SourceServer struct{ msgStream }
 
@@ -188,6 +206,15 @@ func (c *SourceServer) Recv() (*pluginpb.SourceRequest, error) {
 		return nil, err
 	}
 	return v.(*pluginpb.SourceRequest), nil
+}
+
+// Handle hands later messages and the end to h on the channel's reading
+// goroutine (datachan.Stream.Handle: h must not block).
+func (c *SourceServer) Handle(h func(*pluginpb.SourceRequest, error)) {
+	c.s.Handle(func(v any, err error) {
+		m, _ := v.(*pluginpb.SourceRequest)
+		h(m, err)
+	})
 }
 
 func (c *SourceServer) Context() context.Context { return c.s.Context() }
@@ -235,5 +262,19 @@ func (c *SinkServer) Recv() (*pluginpb.SinkRequest, error) {
 	}
 	return v.(*pluginpb.SinkRequest), nil
 }
+
+// TryRecv is Recv without waiting: ok is false when nothing is queued and
+// the stream has not ended (datachan.Stream.TryRecv).
+func (c *SinkServer) TryRecv() (m *pluginpb.SinkRequest, ok bool, err error) {
+	v, ok, err := c.s.TryRecv()
+	if !ok {
+		return nil, false, err
+	}
+	return v.(*pluginpb.SinkRequest), true, nil
+}
+
+// Ready receives a value when a message or the end may have arrived since
+// TryRecv last found nothing.
+func (c *SinkServer) Ready() <-chan struct{} { return c.s.Ready() }
 
 func (c *SinkServer) Context() context.Context { return c.s.Context() }
