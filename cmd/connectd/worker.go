@@ -189,13 +189,15 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	}
 	progress("joined cluster %s as %s; worker started", cfg.Herder.GroupID, url)
 
-	var runErr error
+	var runErr, memberErr error
 	select {
 	case <-ctx.Done():
 		progress("stopping (signal received): stopping tasks, committing, leaving the group")
 	case runErr = <-served:
 		progress("stopping: the REST server failed: %v", runErr)
 		served <- nil
+	case memberErr = <-h.Failed():
+		progress("stopping: %v", memberErr)
 	}
 	deadline := cfg.Worker.TaskShutdownTimeout + shutdownMargin
 	sctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -212,6 +214,9 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	progress("stopped in %v", time.Since(start).Round(time.Millisecond))
 	if runErr != nil {
 		return oneLine("REST server: %v", runErr)
+	}
+	if memberErr != nil {
+		return oneLine("%v", memberErr)
 	}
 	return nil
 }

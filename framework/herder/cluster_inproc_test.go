@@ -219,6 +219,7 @@ func newCluster(t *testing.T, eos bool) *cluster {
 		HeartbeatInterval:       time.Second,
 		TaskShutdownTimeout:     2 * time.Second,
 		MembershipPoll:          500 * time.Millisecond,
+		StaticMembership:        true,
 		ExactlyOnceSource:       eos,
 		TopicTracking:           true,
 		TopicTrackingAllowReset: true,
@@ -275,9 +276,15 @@ func (c *cluster) testLogger(name string) *slog.Logger {
 // add starts one more worker.
 func (c *cluster) add() (*Herder, *recordRuntime) {
 	c.t.Helper()
+	return c.addAs(fmt.Sprintf("http://127.0.0.1:%d", 18000+len(c.herders)))
+}
+
+// addAs starts one more worker advertising url.
+func (c *cluster) addAs(url string) (*Herder, *recordRuntime) {
+	c.t.Helper()
 	i := len(c.herders)
 	cfg := c.base
-	cfg.WorkerURL = fmt.Sprintf("http://127.0.0.1:%d", 18000+i)
+	cfg.WorkerURL = url
 	cfg.Logger = c.testLogger(strconv.Itoa(i))
 	rt := newRecordRuntime()
 	reg := prometheus.NewRegistry()
@@ -688,4 +695,85 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return 0
+}
+
+// A worker that crashed (no LeaveGroup) and comes back under the same URL
+// takes its place in the group at once: as a static member it replaces its
+// previous incarnation instead of waiting for that one's session to expire.
+// The same wait is what a whole cluster sees after a group coordinator
+// restart, when every worker rejoins.
+func TestClusterInProcRestartedWorkerReplacesItsPreviousIncarnation(t *testing.T) {
+	c := newCluster(t, false)
+	// Long enough that waiting for the dead incarnation cannot pass.
+	c.base.SessionTimeout = 45 * time.Second
+	c.base.RebalanceTimeout = 90 * time.Second
+	c.add()
+	c.waitLeader()
+
+	// The previous incarnation of worker 18001: a static member with its
+	// id that dies without leaving (librdkafka sends no LeaveGroup when a
+	// static member closes).
+	const url = "http://127.0.0.1:18001"
+	prev, err := kafka.NewConsumer(&kafka.ConfigMap{
+		"bootstrap.servers":             c.base.BootstrapServers,
+		"group.id":                      c.base.GroupID,
+		"group.instance.id":             WorkerID(url),
+		"client.id":                     url,
+		"partition.assignment.strategy": "cooperative-sticky",
+		"session.timeout.ms":            int(c.base.SessionTimeout.Milliseconds()),
+		"heartbeat.interval.ms":         1000,
+		"max.poll.interval.ms":          int(c.base.RebalanceTimeout.Milliseconds()),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prev.Subscribe(c.base.ConfigTopic, nil); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+		prev.Poll(100)
+		a, err := prev.Assignment()
+		return err == nil && len(a) > 0 || c.leader() != nil && listedURL(c.leader(), url), "the previous incarnation has not joined"
+	})
+	prev.Close()
+
+	start := time.Now()
+	h, _ := c.addAs(url)
+	kafkatest.Eventually(t, c.base.SessionTimeout/2, func() (bool, string) {
+		return h.member.joined.Load(), "the restarted worker has not joined the group"
+	})
+	t.Logf("the restarted worker joined after %v (its previous session: %v)", time.Since(start).Round(time.Millisecond), c.base.SessionTimeout)
+	c.waitLeader()
+}
+
+func listedURL(h *Herder, url string) bool {
+	urls, err := h.member.members(context.Background())
+	if err != nil {
+		return false
+	}
+	for _, u := range urls {
+		if u == url {
+			return true
+		}
+	}
+	return false
+}
+
+// Two live workers advertising the same URL share a group.instance.id: the
+// coordinator fences the older one, which reports it through Failed
+// instead of running work it no longer owns.
+func TestClusterInProcSameURLFencesTheOlderWorker(t *testing.T) {
+	c := newCluster(t, false)
+	old, _ := c.add()
+	c.waitLeader()
+	c.addAs(old.cfg.WorkerURL)
+	select {
+	case err := <-old.Failed():
+		if !strings.Contains(err.Error(), "group.instance.id") {
+			t.Fatalf("the failure does not say why: %v", err)
+		}
+		t.Logf("older worker: %v", err)
+	case <-time.After(45 * time.Second):
+		t.Fatal("the older worker was not told it was fenced")
+	}
 }

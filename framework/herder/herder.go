@@ -53,6 +53,15 @@ type Config struct {
 	// MembershipPoll is how often the leader lists the group's members
 	// (default 1 s).
 	MembershipPoll time.Duration
+	// StaticMembership (cluster.static.membership, default true in
+	// workerconfig) joins the group with group.instance.id = the worker
+	// id. The coordinator then recognises a rejoining worker by that id:
+	// a restart within the session timeout, or the whole cluster rejoining
+	// after a coordinator restart, needs no wait for previous sessions to
+	// expire. Graceful shutdown still leaves at once (Unsubscribe sends
+	// LeaveGroup for static members too). Two live workers with the same
+	// id fence each other: the older one fails (see Failed).
+	StaticMembership bool
 	// SessionKeyTTL is inter.worker.key.ttl.ms (default 1 h).
 	SessionKeyTTL time.Duration
 
@@ -157,6 +166,10 @@ type Herder struct {
 
 	rebal *rebalanceMetrics
 
+	// failed receives the error that ends this worker's membership for
+	// good (see Failed); buffered so the member's poll loop never blocks.
+	failed chan error
+
 	stopOnce sync.Once
 	cancel   context.CancelFunc
 	loops    sync.WaitGroup
@@ -173,12 +186,26 @@ func New(cfg Config, client LeaderClient) (*Herder, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	h := &Herder{cfg: cfg, log: cfg.Logger, client: client}
+	h := &Herder{cfg: cfg, log: cfg.Logger, client: client, failed: make(chan error, 1)}
 	if err := h.registerMetrics(cfg.Metrics); err != nil {
 		return nil, err
 	}
 	h.setStage("the herder has not started")
 	return h, nil
+}
+
+// Failed delivers, at most once, an error after which this worker can no
+// longer be a member of the cluster: another live worker joined with the
+// same group.instance.id (the same advertised URL), or the group member hit
+// another fatal error. The worker should then Stop and exit; its work has
+// already been given to the group.
+func (h *Herder) Failed() <-chan error { return h.failed }
+
+func (h *Herder) fail(err error) {
+	select {
+	case h.failed <- err:
+	default:
+	}
 }
 
 // SetWorkerURL sets the advertised REST URL when it is only known after the

@@ -36,6 +36,11 @@ type membership struct {
 	rejoin  chan struct{}
 	// onChange is told of every membership change (rebalance metrics).
 	onChange func()
+	// onFatal is told of a fatal member error; the poll loop then ends.
+	onFatal func(error)
+	// fatal: the consumer hit a fatal error and must not be closed (see
+	// close).
+	fatal atomic.Bool
 
 	wg       sync.WaitGroup
 	running  bool
@@ -43,7 +48,7 @@ type membership struct {
 }
 
 func (h *Herder) newMembership() (*membership, error) {
-	cons, err := kafka.NewConsumer(h.clientConfig(h.cfg.WorkerURL, kafka.ConfigMap{
+	own := kafka.ConfigMap{
 		"group.id":                      h.cfg.GroupID,
 		"partition.assignment.strategy": "cooperative-sticky",
 		"session.timeout.ms":            int(h.cfg.SessionTimeout.Milliseconds()),
@@ -54,7 +59,11 @@ func (h *Herder) newMembership() (*membership, error) {
 		"enable.auto.commit":       false,
 		"enable.auto.offset.store": false,
 		"auto.offset.reset":        "latest",
-	}))
+	}
+	if h.cfg.StaticMembership {
+		own["group.instance.id"] = h.workerID
+	}
+	cons, err := kafka.NewConsumer(h.clientConfig(h.cfg.WorkerURL, own))
 	if err != nil {
 		return nil, fmt.Errorf("group member: %w", err)
 	}
@@ -74,6 +83,7 @@ func (h *Herder) newMembership() (*membership, error) {
 		changed:  newBroadcast(),
 		rejoin:   make(chan struct{}, 1),
 		onChange: h.rebal.membershipChanged,
+		onFatal:  h.fail,
 		pollDone: make(chan struct{}),
 	}
 	drainLogs(m.log, cons.Logs(), &m.wg)
@@ -146,6 +156,17 @@ func (m *membership) run(ctx context.Context) error {
 			}
 			switch e := m.consumer.Poll(100).(type) {
 			case kafka.Error:
+				if e.IsFatal() {
+					// FENCED_INSTANCE_ID: a newer process joined with this
+					// worker's group.instance.id. The consumer is unusable.
+					m.log.Error("group member failed; this worker can no longer take part in the cluster", "err", e, "code", e.Code())
+					m.fatal.Store(true)
+					m.owner.Store(false)
+					m.joined.Store(false)
+					m.changed.Notify()
+					m.onFatal(fmt.Errorf("cluster membership of group %s: %w (another live worker may use the same advertised URL, hence the same group.instance.id)", m.group, e))
+					return
+				}
 				m.log.Warn("group member error", "err", e, "code", e.Code())
 			case *kafka.Message:
 				// Paused; nothing should arrive.
@@ -243,6 +264,18 @@ func (m *membership) members(ctx context.Context) ([]string, error) {
 func (m *membership) close() {
 	if m.running {
 		<-m.pollDone
+	}
+	if m.fatal.Load() {
+		// confluent-kafka-go v2.11.1's Close polls forever on a consumer
+		// in a fatal state (it ignores rd_kafka_consumer_close_queue's
+		// error; confluent-kafka-go#1588). A fenced member cannot leave
+		// anyway, and the worker exits next: leave the handle to the
+		// process exit.
+		m.admin.Close()
+		m.log.Warn("not closing the fenced group member (its client would hang); it ends with the process")
+		return
+	}
+	if m.running {
 		if err := m.consumer.Unsubscribe(); err != nil {
 			m.log.Warn("leaving the group failed", "err", err)
 		}

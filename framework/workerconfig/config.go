@@ -232,6 +232,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 		ScheduledRebalanceMaxDelay: ms(int64(v.Int(ScheduledRebalanceMax))),
 		TaskShutdownTimeout:        ms(v.Long(TaskShutdownTimeout)),
 		MembershipPoll:             ms(int64(v.Int(MembershipPoll))),
+		StaticMembership:           v.Bool(StaticMembership),
 		SessionKeyTTL:              ms(int64(v.Int(InterWorkerKeyTTL))),
 		ExactlyOnceSource:          eos,
 		TopicTracking:              v.Bool(TopicTracking),

@@ -26,6 +26,7 @@ const (
 	RebalanceTimeout       = "rebalance.timeout.ms"
 	ScheduledRebalanceMax  = "scheduled.rebalance.max.delay.ms"
 	MembershipPoll         = "cluster.membership.poll.interval.ms"
+	StaticMembership       = "cluster.static.membership"
 	InterWorkerKeyTTL      = "inter.worker.key.ttl.ms"
 	ExactlyOnceSource      = "exactly.once.source.support"
 	TaskShutdownTimeout    = "task.shutdown.graceful.timeout.ms"
@@ -149,6 +150,7 @@ func Def() *configdef.Def {
 	integer(groupCluster, HeartbeatInterval, 3000, "How often the worker heartbeats to the group coordinator; below a third of session.timeout.ms.", configdef.AtLeast[int32](1))
 	integer(groupCluster, RebalanceTimeout, 60000, "How long the group coordinator waits for members to rejoin during a rebalance.", configdef.AtLeast[int32](1))
 	integer(groupCluster, ScheduledRebalanceMax, 0, "How long a departed worker's work stays unassigned in case the worker returns. connectd's default 0 reassigns it at once (Kafka Connect's default is 300000).", configdef.AtLeast[int32](0))
+	boolean(groupCluster, StaticMembership, true, "Join the cluster's group as a static member (group.instance.id = the worker id, host:port of the advertised URL): a worker that restarts within session.timeout.ms takes its place back without a rebalance, and after a broker or coordinator restart the group re-forms at once instead of waiting out every worker's previous session. A graceful shutdown still leaves the group at once. Each live worker of a cluster must advertise a different URL (connectd).")
 	integer(groupCluster, MembershipPoll, 1000, "How often the leader lists the group's members (connectd).", configdef.AtLeast[int32](10))
 	integer(groupCluster, InterWorkerKeyTTL, 3600000, "Lifetime of the session key that signs inter-worker requests; the leader writes a new one after it.", configdef.AtLeast[int32](1000))
 	str(groupCluster, ExactlyOnceSource, "disabled", configdef.High, "enabled: source tasks write their records and offsets in one Kafka transaction and every new task generation fences the previous one. disabled: at-least-once source tasks. preparing is accepted and behaves as disabled.",
