@@ -19,9 +19,11 @@ type connectdSystem struct {
 	pluginBin string // connectd-kafka-replication binary
 	catalog   string // plugin.path, filled once
 	extra     map[string]string
-	boundary  string        // transaction.boundary: interval or poll
-	interval  time.Duration // transaction.boundary.interval.ms
-	port      int
+	// workerProps are extra lines of the worker properties file.
+	workerProps string
+	boundary    string        // transaction.boundary: interval or poll
+	interval    time.Duration // transaction.boundary.interval.ms
+	port        int
 }
 
 func (c *connectdSystem) name() string {
@@ -64,7 +66,7 @@ listeners=http://127.0.0.1:%[3]d
 plugin.path=%[4]s
 producer.linger.ms=%[5]d
 producer.batch.size=%[6]d
-`, rs.bootstrap, rs.runID, c.port, c.catalog, rs.lingerMs, rs.batchBytes)
+`, rs.bootstrap, rs.runID, c.port, c.catalog, rs.lingerMs, rs.batchBytes) + c.workerProps
 	propsPath := filepath.Join(rs.dir, "connectd-worker.properties")
 	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
 		return nil, err

@@ -129,6 +129,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	connectdBin := fs.String("connectd", "", "connectd binary (worker daemon, plugin installer)")
 	pluginBin := fs.String("plugin", "", "connectd-kafka-replication plugin binary")
 	connectdProps := fs.String("connectd-props", "", "extra connector properties for connectd, k=v,k=v (tuning experiments)")
+	workerProps := fs.String("connectd-worker-props", "", "extra worker properties for connectd, k=v,k=v (tuning experiments)")
 	out := fs.String("out", "bench/out/replication", "output directory")
 	timeout := fs.Duration("run-timeout", 30*time.Minute, "give up on a run after this long")
 	_ = fs.Parse(args)
@@ -170,7 +171,13 @@ func cmdRun(ctx context.Context, args []string) error {
 			if strings.TrimSpace(name) == "connectd-poll" {
 				boundary = "poll"
 			}
-			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, extra: extra, boundary: boundary, interval: *interval})
+			var worker strings.Builder
+			for _, kv := range strings.Split(*workerProps, ",") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					fmt.Fprintf(&worker, "%s=%s\n", strings.TrimSpace(k), strings.TrimSpace(v))
+				}
+			}
+			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, extra: extra, workerProps: worker.String(), boundary: boundary, interval: *interval})
 		default:
 			return fmt.Errorf("unknown system %q", name)
 		}
