@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/framework/workerconfig"
+	"github.com/connectd/connectd/internal/glibcarena"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -87,6 +90,16 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 		return oneLine("plugin.path: %v", err)
 	}
 	progress("%d connector plugins in %s", len(installed), strings.Join(catalog.Dirs(), ":"))
+
+	// Before the first librdkafka client (ensureTopics' admin client):
+	// bounded C-allocator arenas, for the worker and its plugins, unless
+	// the operator chose MALLOC_ARENA_MAX.
+	arenas := os.Getenv(glibcarena.EnvVar)
+	if arenas == "" {
+		arenas = strconv.Itoa(glibcarena.Default)
+		glibcarena.Limit(glibcarena.Default)
+	}
+	cfg.Worker.PluginLaunch.MallocArenaMax = arenas
 
 	if err := ensureTopics(ctx, cfg, log); err != nil {
 		return oneLine("%v", err)

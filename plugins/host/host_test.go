@@ -663,9 +663,9 @@ func TestPollErrorFailsTask(t *testing.T) {
 	}
 }
 
-// TestPluginGCSettings: GOGC and GOMEMLIMIT reach the plugin process's
-// environment when set, and nothing of the kind when not (the SDK's heap
-// floor applies then).
+// TestPluginGCSettings: GOGC, GOMEMLIMIT and MALLOC_ARENA_MAX reach the
+// plugin process's environment when set, and nothing of the kind when not
+// (the SDK's heap floor applies then).
 func TestPluginGCSettings(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads the plugin's environment from /proc")
@@ -674,7 +674,7 @@ func TestPluginGCSettings(t *testing.T) {
 		opts host.LaunchOptions
 		want []string
 	}{
-		{host.LaunchOptions{GOGC: "300", GOMemLimit: "512MiB"}, []string{"GOGC=300", "GOMEMLIMIT=512MiB"}},
+		{host.LaunchOptions{GOGC: "300", GOMemLimit: "512MiB", MallocArenaMax: "2"}, []string{"GOGC=300", "GOMEMLIMIT=512MiB", "MALLOC_ARENA_MAX=2"}},
 		{host.LaunchOptions{}, nil},
 	} {
 		_, p := launch(t, "source", tc.opts)
@@ -684,7 +684,7 @@ func TestPluginGCSettings(t *testing.T) {
 		}
 		var got []string
 		for _, kv := range strings.Split(string(environ), "\x00") {
-			if strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=") {
+			if strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, "MALLOC_ARENA_MAX=") {
 				got = append(got, kv)
 			}
 		}

@@ -56,6 +56,10 @@ type LaunchOptions struct {
 	// a plugin whose own heap is small (docs/plugins.md).
 	GOGC       string
 	GOMemLimit string
+	// MallocArenaMax, when set, becomes the plugin process's
+	// MALLOC_ARENA_MAX: plugins that run librdkafka clients keep their
+	// C-allocator memory bounded as the worker does (internal/glibcarena).
+	MallocArenaMax string
 }
 
 func (o *LaunchOptions) defaults() {
@@ -146,6 +150,9 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	}
 	if opts.GOMemLimit != "" {
 		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+opts.GOMemLimit)
+	}
+	if opts.MallocArenaMax != "" {
+		cmd.Env = append(cmd.Env, "MALLOC_ARENA_MAX="+opts.MallocArenaMax)
 	}
 	setPdeathsig(cmd)
 	// The data channel (protocol version 2): a connected socketpair whose
