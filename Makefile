@@ -76,14 +76,18 @@ bench-replication: ## KafkaReplicationSource vs MirrorMaker 2 vs a raw Go EOS lo
 # The chaos suite (test/chaos, build tag "chaos") starts its own Kafka broker
 # in .run/chaos-broker because it restarts it. DURATION is how long faults are
 # injected; SEED reproduces a schedule (0 = from the clock, printed).
+# EXCLUDE lists fault kinds to leave out, e.g. the worker faults for a soak
+# whose worker processes live throughout:
+# EXCLUDE=worker-sigkill,worker-sigkill-restart,worker-sigstop,worker-add
 DURATION ?= 30m
 SEED ?= 0
+EXCLUDE ?=
 CHAOS_DIR ?= .run/chaos/$(shell date +%Y%m%dT%H%M%S)
 
 .PHONY: chaos
 chaos: ## soak: faults for DURATION (default 30m) across the whole pipeline; SEED=n reproduces; report in CHAOS_DIR
 	$(GO) test -tags chaos -count=1 -timeout 0 -run '^TestChaos$$' -v ./test/chaos/ \
-		-args -chaos.soak -chaos.duration=$(DURATION) -chaos.seed=$(SEED) -chaos.dir=$(CHAOS_DIR)
+		-args -chaos.soak -chaos.duration=$(DURATION) -chaos.seed=$(SEED) -chaos.dir=$(CHAOS_DIR) -chaos.exclude=$(EXCLUDE)
 
 .PHONY: chaos-short
 chaos-short: ## the short chaos run of `make test` (about a minute of faults, under 5 minutes)

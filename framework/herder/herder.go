@@ -39,7 +39,8 @@ type Config struct {
 
 	// SessionTimeout (session.timeout.ms, default 10 s) bounds how long a
 	// dead worker keeps its work; HeartbeatInterval
-	// (heartbeat.interval.ms, default 3 s); RebalanceTimeout
+	// (heartbeat.interval.ms, default 1 s in workerconfig) bounds how late
+	// the other workers learn that a rebalance started; RebalanceTimeout
 	// (rebalance.timeout.ms, default 60 s).
 	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
 	// ScheduledRebalanceMaxDelay (scheduled.rebalance.max.delay.ms) keeps
@@ -104,7 +105,7 @@ func (c *Config) setDefaults() {
 		}
 	}
 	def(&c.SessionTimeout, 10*time.Second)
-	def(&c.HeartbeatInterval, 3*time.Second)
+	def(&c.HeartbeatInterval, time.Second)
 	def(&c.RebalanceTimeout, 60*time.Second)
 	def(&c.TaskShutdownTimeout, 5*time.Second)
 	def(&c.MembershipPoll, time.Second)

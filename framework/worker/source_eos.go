@@ -64,6 +64,7 @@ type eosTask struct {
 // producer, then CommitTransaction, then the plugin's Commit.
 func (r *sourceRunner) runEOS(ctx context.Context, ctl *taskControl) error {
 	hard := ctl.hard
+	begun := time.Now()
 	store, err := r.prepare(ctx)
 	if err != nil {
 		return err
@@ -91,20 +92,28 @@ func (r *sourceRunner) runEOS(ctx context.Context, ctl *taskControl) error {
 		}
 	})
 
+	// Each step of the start is timed: after a failover the task is down
+	// until it is done, and the log says where that time went.
+	t0 := time.Now()
 	initCtx, cancel := context.WithTimeout(hard, 2*time.Minute)
 	err = p.InitTransactions(initCtx)
 	cancel()
 	if err != nil {
 		return e.classify(fmt.Errorf("init transactions (transactional.id %s): %w", txID, err))
 	}
+	t1 := time.Now()
 	// Offsets are read after InitTransactions: the predecessor's open
 	// transaction is aborted by now, and its committed ones are visible.
 	if e.committed, err = r.committedOffsets(ctx, store); err != nil {
 		return err
 	}
+	t2 := time.Now()
 	if e.sess, err = r.startSession(ctx, e.committed); err != nil {
 		return err
 	}
+	r.t.log.Info("exactly-once task started", "transactional_id", txID,
+		"open_stores", t0.Sub(begun).Round(time.Millisecond), "init_transactions", t1.Sub(t0).Round(time.Millisecond), "read_offsets", t2.Sub(t1).Round(time.Millisecond),
+		"start_plugin_task", time.Since(t2).Round(time.Millisecond))
 	defer func() {
 		if e.sess != nil {
 			_ = e.sess.close(hard)

@@ -39,8 +39,13 @@ func TestDefaultsAreKafkaConnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, w := c.Herder, c.Worker
-	if h.SessionTimeout != 10*time.Second || h.HeartbeatInterval != 3*time.Second || h.RebalanceTimeout != time.Minute {
+	// connectd's own choices: 1 s heartbeats (Kafka Connect: 3 s), so
+	// failover starts sooner after a session expires, and static members.
+	if h.SessionTimeout != 10*time.Second || h.HeartbeatInterval != time.Second || h.RebalanceTimeout != time.Minute {
 		t.Errorf("group timings %v %v %v", h.SessionTimeout, h.HeartbeatInterval, h.RebalanceTimeout)
+	}
+	if !h.StaticMembership {
+		t.Error("cluster.static.membership is off by default")
 	}
 	if h.ScheduledRebalanceMaxDelay != 0 {
 		t.Errorf("scheduled.rebalance.max.delay.ms default %v, want 0 (reassign at once)", h.ScheduledRebalanceMaxDelay)

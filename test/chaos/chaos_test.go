@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ var (
 	flagDuration = flag.Duration("chaos.duration", 60*time.Second, "how long to inject faults (make chaos: DURATION)")
 	flagSeed     = flag.Int64("chaos.seed", 0, "seed of the fault schedule; 0 picks one from the clock (printed)")
 	flagDir      = flag.String("chaos.dir", "", "keep logs, samples and the report here, relative to the repository root (default: a temp dir, removed after a passing run)")
+	flagExclude  = flag.String("chaos.exclude", "", "fault kinds never to inject, comma-separated (make chaos EXCLUDE=...)")
 	flagSoak     = flag.Bool("chaos.soak", false, "soak mode: missed recovery targets and growing resource trends are violations; samples every 5 s instead of 1 s")
 )
 
@@ -75,6 +77,11 @@ func TestChaos(t *testing.T) {
 		JudgeTrends:    *flagSoak,
 		SampleEvery:    time.Second,
 		Out:            os.Stdout,
+	}
+	for _, k := range strings.Split(*flagExclude, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			opts.Exclude = append(opts.Exclude, k)
+		}
 	}
 	if *flagSoak {
 		opts.SampleEvery = 5 * time.Second

@@ -55,6 +55,17 @@ var backgroundKinds = []weighted{
 	{KindPluginKill, 3}, {KindAeroErrors, 4}, {KindAeroLatency, 3}, {KindBadRecords, 3},
 }
 
+// without returns ws minus the kinds in exclude.
+func without(ws []weighted, exclude []string) []weighted {
+	var out []weighted
+	for _, w := range ws {
+		if !slices.Contains(exclude, w.kind) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 func pick(r *rand.Rand, ws []weighted) string {
 	total := 0
 	for _, w := range ws {

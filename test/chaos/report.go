@@ -22,6 +22,8 @@ type Report struct {
 	Pipeline       string        `json:"pipeline"`
 	Dir            string        `json:"dir"`
 	SessionTimeout time.Duration `json:"session_timeout_ns"`
+	// Excluded are the fault kinds left out of the schedule.
+	Excluded []string `json:"excluded_kinds,omitempty"`
 
 	// Iterations is the per-task record count datagen was brought to.
 	Iterations int64                 `json:"iterations"`
@@ -139,7 +141,11 @@ func (r *Report) WriteText(w io.Writer) {
 		verdict = fmt.Sprintf("FAILED with %d violations", len(r.Violations))
 	}
 	fmt.Fprintf(w, "\n==== chaos report: %s (seed %d) ====\n", verdict, r.Seed)
-	fmt.Fprintf(w, "reproduce: make chaos DURATION=%v SEED=%d\n", r.Duration, r.Seed)
+	if len(r.Excluded) > 0 {
+		fmt.Fprintf(w, "reproduce: make chaos DURATION=%v SEED=%d EXCLUDE=%s\n", r.Duration, r.Seed, strings.Join(r.Excluded, ","))
+	} else {
+		fmt.Fprintf(w, "reproduce: make chaos DURATION=%v SEED=%d\n", r.Duration, r.Seed)
+	}
 	fmt.Fprintf(w, "pipeline: %s\n", r.Pipeline)
 	fmt.Fprintf(w, "faults for %v, run took %v; logs in %s\n\n", r.Duration, r.Elapsed.Round(time.Second), r.Dir)
 

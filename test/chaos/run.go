@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +54,11 @@ type Options struct {
 	StrictRecovery bool
 	// JudgeTrends makes a growing resource series a violation (soak mode).
 	JudgeTrends bool
+	// Exclude lists fault kinds never to inject. Excluding the worker
+	// faults (worker-sigkill, worker-sigkill-restart, worker-sigstop,
+	// worker-add) keeps the same worker processes alive for the whole
+	// run, which is what judging their memory over time needs.
+	Exclude []string
 	// Out receives progress lines and the report.
 	Out io.Writer
 }
@@ -146,6 +152,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Out == nil {
 		o.Out = io.Discard
+	}
+	for _, k := range o.Exclude {
+		if !slices.ContainsFunc(append(slices.Clone(disruptiveKinds), backgroundKinds...), func(w weighted) bool { return w.kind == k }) {
+			return nil, fmt.Errorf("chaos: unknown fault kind %q to exclude", k)
+		}
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
@@ -262,14 +273,14 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 		"value.converter":                   "org.apache.kafka.connect.converters.ByteArrayConverter",
 		"plugin.path":                       r.pluginDir,
 		"session.timeout.ms":                strconv.FormatInt(o.SessionTimeout.Milliseconds(), 10),
-		"heartbeat.interval.ms":             strconv.FormatInt((o.SessionTimeout / 5).Milliseconds(), 10),
+		"heartbeat.interval.ms":             strconv.FormatInt((o.SessionTimeout / 10).Milliseconds(), 10),
 		"task.shutdown.graceful.timeout.ms": strconv.FormatInt(o.ShutdownTimeout.Milliseconds(), 10),
 		"offset.flush.interval.ms":          "1000",
 		"exactly.once.source.support":       "enabled",
 		// Sink consumers: the same failure detection as the workers'
 		// (librdkafka's default session timeout is 45 s).
 		"consumer.session.timeout.ms":    strconv.FormatInt(o.SessionTimeout.Milliseconds(), 10),
-		"consumer.heartbeat.interval.ms": strconv.FormatInt((o.SessionTimeout / 5).Milliseconds(), 10),
+		"consumer.heartbeat.interval.ms": strconv.FormatInt((o.SessionTimeout / 10).Milliseconds(), 10),
 		// Many restarts in a row must not back a task off for a minute.
 		"task.restart.backoff.initial.ms": "500",
 		"task.restart.backoff.max.ms":     "10000",
@@ -431,8 +442,12 @@ func (r *run) faults(ctx context.Context) {
 	go func() {
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(uint64(r.opts.Seed), 1))
+		disruptive := without(disruptiveKinds, r.opts.Exclude)
+		if len(disruptive) == 0 {
+			return
+		}
 		for {
-			kind := pick(rng, disruptiveKinds)
+			kind := pick(rng, disruptive)
 			if kind == KindWorkerAdd && r.extraWorker() != nil {
 				kind = KindWorkerRemove
 			}
@@ -455,8 +470,12 @@ func (r *run) faults(ctx context.Context) {
 	go func() {
 		defer wg.Done()
 		rng := rand.New(rand.NewPCG(uint64(r.opts.Seed), 2))
+		background := without(backgroundKinds, r.opts.Exclude)
+		if len(background) == 0 {
+			return
+		}
 		for {
-			kind := pick(rng, backgroundKinds)
+			kind := pick(rng, background)
 			sleepCtx(ctx, between(rng, 3*time.Second, 12*time.Second))
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				return
@@ -540,7 +559,7 @@ func poll(ctx context.Context, timeout, interval time.Duration, check func() (bo
 // finish brings datagen to a known end, waits for the pipeline to drain
 // and verifies every promise.
 func (r *run) finish(ctx context.Context) *Report {
-	rep := &Report{Seed: r.opts.Seed, Duration: r.opts.Duration, Pipeline: r.pl.String(), Dir: r.opts.Dir,
+	rep := &Report{Seed: r.opts.Seed, Duration: r.opts.Duration, Pipeline: r.pl.String(), Dir: r.opts.Dir, Excluded: r.opts.Exclude,
 		SessionTimeout: r.opts.SessionTimeout}
 	cl := r.cl.any(0)
 
