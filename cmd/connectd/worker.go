@@ -91,15 +91,15 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	}
 	progress("%d connector plugins in %s", len(installed), strings.Join(catalog.Dirs(), ":"))
 
-	// Before the first librdkafka client (ensureTopics' admin client):
-	// bounded C-allocator arenas, for the worker and its plugins, unless
-	// the operator chose MALLOC_ARENA_MAX.
+	// Bounded C-allocator arenas for the plugins too (the worker's own
+	// were capped when the process started), unless the operator chose
+	// MALLOC_ARENA_MAX.
 	arenas := os.Getenv(glibcarena.EnvVar)
 	if arenas == "" {
 		arenas = strconv.Itoa(glibcarena.Default)
-		glibcarena.Limit(glibcarena.Default)
 	}
 	cfg.Worker.PluginLaunch.MallocArenaMax = arenas
+	log.Debug("C allocator", "malloc_arena_max", arenas, "capped_at_start", glibcarena.Limited())
 
 	if err := ensureTopics(ctx, cfg, log); err != nil {
 		return oneLine("%v", err)

@@ -2,5 +2,5 @@
 
 package glibcarena
 
-// Limit does nothing without cgo: there is no C allocator to tune.
-func Limit(n int) bool { return false }
+// Limited is false without cgo: there is no C allocator to tune.
+func Limited() bool { return false }

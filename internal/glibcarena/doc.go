@@ -11,6 +11,12 @@
 // 15–25 MiB of Go heap within two minutes of starting). Two arenas keep
 // that bounded at a small cost in allocator contention.
 //
+// Importing the package is what applies the limit: glibc fixes its arena
+// limit as soon as a second thread allocates, which in a Go program
+// happens while the runtime starts, so the limit is set by a C constructor
+// at load time, before any thread exists. MALLOC_ARENA_MAX in the
+// environment takes precedence. Limited reports what happened.
+//
 // It owns only that setting: it must not tune Go's own memory (GOGC,
 // GOMEMLIMIT), which is the caller's choice. Without cgo or glibc (a musl
 // static build) it does nothing.
@@ -21,6 +27,6 @@ package glibcarena
 // processes given it get the limit from their start.
 const EnvVar = "MALLOC_ARENA_MAX"
 
-// Default is the arena limit connectd applies to itself and its plugins
-// unless MALLOC_ARENA_MAX is set.
+// Default is the arena limit applied at start-up, and the value connectd
+// passes to its plugins, unless MALLOC_ARENA_MAX is set.
 const Default = 2
