@@ -17,7 +17,8 @@
 //     when the topic's end moves and the reader does not (librdkafka's
 //     consumer can stop fetching after a broker restart);
 //   - membership keeps the worker in the consumer group ${group.id} (its
-//     client.id is the worker's REST URL); the member owning partition 0
+//     client.id is the worker's REST URL, its group.instance.id the worker
+//     id unless static membership is off); the member owning partition 0
 //     of the config topic leads;
 //   - leader claims the transactional producer connect-cluster-${group.id},
 //     writes the privileged records, computes the sticky assignment (the
