@@ -129,7 +129,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 // registerMetrics registers the herder's metrics on reg (nil: nowhere).
 func (h *Herder) registerMetrics(reg prometheus.Registerer) error {
 	h.rebal = &rebalanceMetrics{
-		timeout: h.cfg.RebalanceTimeout,
+		// A group rebalance that brings no new assignment within a session
+		// timeout re-formed the group with the same workers (a static
+		// member rejoining, a second cooperative round): nothing is waited
+		// for any more. A rebalance that moves work produces its
+		// generation well within that (the leader acts on the callback).
+		timeout: h.cfg.SessionTimeout,
 		completed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "connectd_worker_rebalances_total",
 			Help: "New assignment generations this worker applied: completed rebalances (completed-rebalances-total).",
