@@ -9,7 +9,7 @@ import (
 )
 
 // On a glibc system with cgo the limit is applied when the process starts.
-func TestLimitAcceptedByGlibc(t *testing.T) {
+func TestArenasLimitedAtStart(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("glibc arenas are a Linux matter")
 	}

@@ -7,8 +7,8 @@
 // a worker creates and destroys clients as its tasks start, fail and move:
 // every arena then holds its own high-water mark, and the process's
 // resident memory grows with the number of arenas rather than with what it
-// uses (the chaos soak's workers reached 60–90 MiB of arena memory against
-// 15–25 MiB of Go heap within two minutes of starting). Two arenas keep
+// uses (the chaos soak's workers reached 60–112 MiB of arena memory against
+// 5–49 MiB of Go heap within minutes of starting). Two arenas keep
 // that bounded at a small cost in allocator contention.
 //
 // Importing the package is what applies the limit: glibc fixes its arena

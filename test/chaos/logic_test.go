@@ -1,9 +1,11 @@
 package chaos
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -133,5 +135,26 @@ func TestBadRecordCorpus(t *testing.T) {
 				t.Errorf("%s: key %q must not be a counter's", kind, k)
 			}
 		}
+	}
+}
+
+// EXCLUDE leaves kinds out of both schedules and refuses kinds that do not
+// exist (a typo would otherwise silently exclude nothing).
+func TestExclude(t *testing.T) {
+	workerFaults := []string{KindWorkerKill, KindWorkerKillRestart, KindWorkerZombie, KindWorkerAdd}
+	for _, w := range without(disruptiveKinds, workerFaults) {
+		if slices.Contains(workerFaults, w.kind) {
+			t.Errorf("%s still scheduled", w.kind)
+		}
+	}
+	if got, want := len(without(disruptiveKinds, workerFaults)), len(disruptiveKinds)-len(workerFaults); got != want {
+		t.Errorf("%d disruptive kinds left, want %d", got, want)
+	}
+	if got := without(backgroundKinds, workerFaults); len(got) != len(backgroundKinds) {
+		t.Errorf("background kinds changed: %v", got)
+	}
+	_, err := Run(context.Background(), Options{Exclude: []string{"worker-sigkil"}, Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), `"worker-sigkil"`) {
+		t.Fatalf("an unknown kind was not refused by name: %v", err)
 	}
 }
