@@ -153,8 +153,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	all := slices.Concat(disruptiveKinds, backgroundKinds)
 	for _, k := range o.Exclude {
-		if !slices.ContainsFunc(append(slices.Clone(disruptiveKinds), backgroundKinds...), func(w weighted) bool { return w.kind == k }) {
+		if len(without(all, []string{k})) == len(all) {
 			return nil, fmt.Errorf("chaos: unknown fault kind %q to exclude", k)
 		}
 	}
