@@ -214,6 +214,15 @@ func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 	}
 	defer func() {
 		s.closing = true
+		// Unsubscribe before Close: librdkafka (2.11) sends no LeaveGroup
+		// when a cooperative-sticky member holding no partitions closes,
+		// and the group would keep the dead member for a session timeout,
+		// stalling the connector's other tasks at their next rebalance.
+		// Unsubscribing leaves in every case (once the revoked partitions,
+		// if any, are unassigned inside Close).
+		if err := s.c.Unsubscribe(); err != nil {
+			r.t.log.Warn("leaving the sink consumer group failed", "error", err)
+		}
 		_ = s.c.Close()
 	}()
 	if err := s.c.SubscribeTopics(r.topics, s.rebalance); err != nil {

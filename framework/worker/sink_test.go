@@ -23,7 +23,9 @@ import (
 // with key k<i> and value value(i), and waits for all of them.
 func produceInput(t *testing.T, topic string, parts, n int, value func(i int) []byte) {
 	t.Helper()
-	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": kafkatest.Bootstrap(t), "linger.ms": 5, "go.delivery.reports": false})
+	// Batches of at most 250 records, so that a consumer with a small
+	// max.partition.fetch.bytes interleaves the partitions.
+	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": kafkatest.Bootstrap(t), "linger.ms": 5, "batch.num.messages": 250, "go.delivery.reports": false})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,6 +286,10 @@ func TestSinkRevocationCommits(t *testing.T) {
 	w, st := e.start(cfg)
 	props := sinkProps(topic, file, 2)
 	props["put.delay.ms"] = "50" // 1000 records a second: the rebalance happens mid-way
+	// Small fetches interleave the partitions; with librdkafka's 1 MiB
+	// default one fetch holds a whole partition, and the last partition
+	// would start only when three quarters of the records were applied.
+	props["consumer.override.max.partition.fetch.bytes"] = "4096"
 	name := kafkatest.UniqueName(t, "s")
 	ctx := context.Background()
 	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
@@ -328,6 +334,70 @@ func TestSinkRevocationCommits(t *testing.T) {
 	if c := sum(committedSink(t, name)); c != n {
 		t.Errorf("committed %d records at stop, want %d: %v", c, n, committedSink(t, name))
 	}
+}
+
+// groupMembers lists the member ids of a consumer group and its state.
+func groupMembers(t *testing.T, group string) (members []string, state kafka.ConsumerGroupState) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := kafkatest.Admin(t).DescribeConsumerGroups(ctx, []string{group})
+	if err != nil {
+		t.Fatalf("describe group %s: %v", group, err)
+	}
+	d := res.ConsumerGroupDescriptions[0]
+	if d.Error.Code() != kafka.ErrNoError {
+		t.Fatalf("describe group %s: %v", group, d.Error)
+	}
+	for _, m := range d.Members {
+		members = append(members, m.ClientID)
+	}
+	return members, d.State
+}
+
+// A stopped sink task that holds no partitions must still leave its
+// consumer group: librdkafka (2.11) sends no LeaveGroup when a
+// cooperative-sticky member with an empty assignment closes, and the
+// group then keeps the dead member for session.timeout.ms (45 s), stalling
+// the next rebalance of every other task of the connector.
+func TestSinkStoppedTaskWithoutPartitionsLeavesTheGroup(t *testing.T) {
+	e := newEnv(t)
+	topic := kafkatest.Topic(t, kafkatest.Partitions(1))
+	produceInput(t, topic, 1, 100, jsonValue)
+	file := filepath.Join(t.TempDir(), "applied.tsv")
+	w, st := e.start(e.config(true))
+	props := sinkProps(topic, file, 2)
+	name := kafkatest.UniqueName(t, "s")
+	ctx := context.Background()
+	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
+		t.Fatal(err)
+	}
+	configs, err := w.ConnectorTaskConfigs(ctx, name, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := w.StartTask(ctx, worker.TaskID{Connector: name, Task: i}, props, configs[i], worker.TargetStarted); err != nil {
+			t.Fatal(err)
+		}
+		st.waitFor(t, fmt.Sprintf("%s-%d", name, i), worker.StateRunning, time.Minute)
+	}
+	group := offsets.SinkGroup(name)
+	// One partition, two members: one of them holds nothing.
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		m, s := groupMembers(t, group)
+		return len(m) == 2 && s == kafka.ConsumerGroupStateStable, fmt.Sprintf("group %s: %v, members %v", group, s, m)
+	})
+	waitCommittedTo(t, name, topic, 1, 100, time.Minute)
+	if err := w.StopTasks(ctx, []worker.TaskID{{Connector: name, Task: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	// Well under the 45-s session timeout that would evict a member that
+	// did not leave.
+	kafkatest.Eventually(t, 15*time.Second, func() (bool, string) {
+		m, _ := groupMembers(t, group)
+		return len(m) == 1 && strings.HasSuffix(m[0], "-0"), fmt.Sprintf("members of %s after task 1 stopped: %v", group, m)
+	})
 }
 
 func TestSinkTopicsRegex(t *testing.T) {
