@@ -198,15 +198,7 @@ func (e *env) run(w *worker.Worker, name string, props map[string]string) []work
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
-		e.t.Fatal(err)
-	}
-	n := 1
-	fmt.Sscan(props["tasks.max"], &n)
-	configs, err := w.ConnectorTaskConfigs(ctx, name, n)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	configs := e.startConnector(w, name, props)
 	var ids []worker.TaskID
 	for i, tc := range configs {
 		id := worker.TaskID{Connector: name, Task: i}
@@ -216,6 +208,24 @@ func (e *env) run(w *worker.Worker, name string, props map[string]string) []work
 		ids = append(ids, id)
 	}
 	return ids
+}
+
+// startConnector starts a connector instance without its tasks and
+// returns the task configs (tasks.max of them at most).
+func (e *env) startConnector(w *worker.Worker, name string, props map[string]string) []map[string]string {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
+		e.t.Fatal(err)
+	}
+	n := 1
+	fmt.Sscan(props["tasks.max"], &n)
+	configs, err := w.ConnectorTaskConfigs(ctx, name, n)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return configs
 }
 
 // readCommitted waits until topic holds at least want committed records,

@@ -292,13 +292,7 @@ func TestSinkRevocationCommits(t *testing.T) {
 	props["consumer.override.max.partition.fetch.bytes"] = "4096"
 	name := kafkatest.UniqueName(t, "s")
 	ctx := context.Background()
-	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
-		t.Fatal(err)
-	}
-	configs, err := w.ConnectorTaskConfigs(ctx, name, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	configs := e.startConnector(w, name, props)
 	if err := w.StartTask(ctx, worker.TaskID{Connector: name, Task: 0}, props, configs[0], worker.TargetStarted); err != nil {
 		t.Fatal(err)
 	}
@@ -368,19 +362,8 @@ func TestSinkStoppedTaskWithoutPartitionsLeavesTheGroup(t *testing.T) {
 	w, st := e.start(e.config(true))
 	props := sinkProps(topic, file, 2)
 	name := kafkatest.UniqueName(t, "s")
-	ctx := context.Background()
-	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
-		t.Fatal(err)
-	}
-	configs, err := w.ConnectorTaskConfigs(ctx, name, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2 {
-		if err := w.StartTask(ctx, worker.TaskID{Connector: name, Task: i}, props, configs[i], worker.TargetStarted); err != nil {
-			t.Fatal(err)
-		}
-		st.waitFor(t, fmt.Sprintf("%s-%d", name, i), worker.StateRunning, time.Minute)
+	for _, id := range e.run(w, name, props) {
+		st.waitFor(t, fmt.Sprintf("%s-%d", name, id.Task), worker.StateRunning, time.Minute)
 	}
 	group := offsets.SinkGroup(name)
 	// One partition, two members: one of them holds nothing.
@@ -389,7 +372,7 @@ func TestSinkStoppedTaskWithoutPartitionsLeavesTheGroup(t *testing.T) {
 		return len(m) == 2 && s == kafka.ConsumerGroupStateStable, fmt.Sprintf("group %s: %v, members %v", group, s, m)
 	})
 	waitCommittedTo(t, name, topic, 1, 100, time.Minute)
-	if err := w.StopTasks(ctx, []worker.TaskID{{Connector: name, Task: 1}}); err != nil {
+	if err := w.StopTasks(context.Background(), []worker.TaskID{{Connector: name, Task: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	// Well under the 45-s session timeout that would evict a member that
