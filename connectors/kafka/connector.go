@@ -113,7 +113,7 @@ func sameCluster(ctx context.Context, cfg *Config) (bool, error) {
 				return
 			}
 			defer a.Close()
-			ids[i], errs[i] = a.ClusterID(ctx)
+			ids[i], errs[i] = clusterID(ctx, a)
 		})
 	}
 	wg.Wait()

@@ -94,7 +94,7 @@ func TestConnectorCreatesTargetsAndSpreadsPartitions(t *testing.T) {
 			}
 			seen[tp] = true
 		}
-		if cfg[taskKeySourceCluster] != clusterID(t) {
+		if cfg[taskKeySourceCluster] != brokerClusterID(t) {
 			t.Errorf("task cluster %q, want the source cluster ID", cfg[taskKeySourceCluster])
 		}
 		if cfg[KeySourceBootstrap] == "" {

@@ -74,12 +74,12 @@ func describe(ctx context.Context, a *ckafka.AdminClient, which, bootstrap strin
 	unreachable := func(err error) error {
 		return sdk.Retriable(fmt.Errorf("%w: %s cluster at %s: %v", ErrUnreachable, which, bootstrap, err))
 	}
-	id, err := a.ClusterID(ctx)
+	timeout := time.Until(deadlineOf(ctx))
+	md, err := a.GetMetadata(nil, true, max(int(timeout.Milliseconds()), 1))
 	if err != nil {
 		return clusterState{}, unreachable(err)
 	}
-	timeout := time.Until(deadlineOf(ctx))
-	md, err := a.GetMetadata(nil, true, max(int(timeout.Milliseconds()), 1))
+	id, err := cachedClusterID(ctx, a)
 	if err != nil {
 		return clusterState{}, unreachable(err)
 	}
@@ -93,6 +93,31 @@ func describe(ctx context.Context, a *ckafka.AdminClient, which, bootstrap strin
 		st.topics[name] = len(tm.Partitions)
 	}
 	return st, nil
+}
+
+// clusterID asks a cluster for its ID.
+//
+// librdkafka's rd_kafka_clusterid (behind AdminClient.ClusterID) does not
+// ask: it waits for a metadata response to change the client's metadata
+// cache, checking for the ID outside the lock its wake-up is signalled
+// under. A response that arrives in between, or one that changes no
+// cached topic, leaves it waiting for its whole timeout with the ID
+// already known (seen as a connector start timing out against a healthy
+// broker in CI). A metadata request of our own is answered, and caches the
+// ID for the lookup after it.
+func clusterID(ctx context.Context, a *ckafka.AdminClient) (string, error) {
+	timeout := time.Until(deadlineOf(ctx))
+	if _, err := a.GetMetadata(nil, false, max(int(timeout.Milliseconds()), 1)); err != nil {
+		return "", err
+	}
+	return cachedClusterID(ctx, a)
+}
+
+// cachedClusterID reads the ID a metadata response has just cached.
+func cachedClusterID(ctx context.Context, a *ckafka.AdminClient) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	return a.ClusterID(ctx)
 }
 
 func deadlineOf(ctx context.Context) time.Time {

@@ -140,12 +140,12 @@ func pollN(t testing.TB, task *Task, n int, timeout time.Duration) []*sdk.Source
 	return out
 }
 
-// clusterID returns the test broker's cluster ID.
-func clusterID(t testing.TB) string {
+// brokerClusterID returns the test broker's cluster ID.
+func brokerClusterID(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	id, err := kafkatest.Admin(t).ClusterID(ctx)
+	id, err := clusterID(ctx, kafkatest.Admin(t))
 	if err != nil {
 		t.Fatal(err)
 	}
