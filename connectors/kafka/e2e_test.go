@@ -482,10 +482,6 @@ func isAborted(v string) bool {
 	return i%3 == 1
 }
 
-// TestBadInputThroughWorker runs bad configurations through a real worker
-// process and checks the status lines it reports: a clear FAILED trace,
-// and recovery by the worker's restart with backoff once the condition
-// heals.
 // waitFailedTrace waits for the connector's FAILED trace, passing over
 // "cluster unreachable" ones: on a loaded machine a first look at the
 // (healthy) test broker can time out, a retriable failure the worker
@@ -503,6 +499,10 @@ func (w *workerProc) waitFailedTrace(t *testing.T) string {
 	return ""
 }
 
+// TestBadInputThroughWorker runs bad configurations through a real worker
+// process and checks the status lines it reports: a clear FAILED trace,
+// and recovery by the worker's restart with backoff once the condition
+// heals.
 func TestBadInputThroughWorker(t *testing.T) {
 	bs := kafkatest.Bootstrap(t)
 	props := func(kv ...string) map[string]string {

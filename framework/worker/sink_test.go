@@ -330,8 +330,14 @@ func TestSinkRevocationCommits(t *testing.T) {
 	}
 }
 
-// groupMembers lists the member ids of a consumer group and its state.
-func groupMembers(t *testing.T, group string) (members []string, state kafka.ConsumerGroupState) {
+// groupMember is a consumer group member as DescribeConsumerGroups sees it.
+type groupMember struct {
+	clientID   string
+	partitions int
+}
+
+// groupMembers describes a consumer group: its members and its state.
+func groupMembers(t *testing.T, group string) ([]groupMember, kafka.ConsumerGroupState) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -343,8 +349,9 @@ func groupMembers(t *testing.T, group string) (members []string, state kafka.Con
 	if d.Error.Code() != kafka.ErrNoError {
 		t.Fatalf("describe group %s: %v", group, d.Error)
 	}
+	var members []groupMember
 	for _, m := range d.Members {
-		members = append(members, m.ClientID)
+		members = append(members, groupMember{clientID: m.ClientID, partitions: len(m.Assignment.TopicPartitions)})
 	}
 	return members, d.State
 }
@@ -366,20 +373,33 @@ func TestSinkStoppedTaskWithoutPartitionsLeavesTheGroup(t *testing.T) {
 		st.waitFor(t, fmt.Sprintf("%s-%d", name, id.Task), worker.StateRunning, time.Minute)
 	}
 	group := offsets.SinkGroup(name)
-	// One partition, two members: one of them holds nothing.
+	// One partition, two members: one of them holds nothing. The
+	// consumers' client ids end in -<task>.
+	idle, busy := -1, -1
 	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
 		m, s := groupMembers(t, group)
-		return len(m) == 2 && s == kafka.ConsumerGroupStateStable, fmt.Sprintf("group %s: %v, members %v", group, s, m)
+		if len(m) != 2 || s != kafka.ConsumerGroupStateStable {
+			return false, fmt.Sprintf("group %s: %v, members %v", group, s, m)
+		}
+		for _, mb := range m {
+			task := int(mb.clientID[len(mb.clientID)-1] - '0')
+			if mb.partitions == 0 {
+				idle = task
+			} else {
+				busy = task
+			}
+		}
+		return idle >= 0 && busy >= 0, fmt.Sprintf("members of %s: %v", group, m)
 	})
 	waitCommittedTo(t, name, topic, 1, 100, time.Minute)
-	if err := w.StopTasks(context.Background(), []worker.TaskID{{Connector: name, Task: 1}}); err != nil {
+	if err := w.StopTasks(context.Background(), []worker.TaskID{{Connector: name, Task: idle}}); err != nil {
 		t.Fatal(err)
 	}
 	// Well under the 45-s session timeout that would evict a member that
 	// did not leave.
 	kafkatest.Eventually(t, 15*time.Second, func() (bool, string) {
 		m, _ := groupMembers(t, group)
-		return len(m) == 1 && strings.HasSuffix(m[0], "-0"), fmt.Sprintf("members of %s after task 1 stopped: %v", group, m)
+		return len(m) == 1 && strings.HasSuffix(m[0].clientID, fmt.Sprintf("-%d", busy)), fmt.Sprintf("members of %s after task %d (no partitions) stopped: %v", group, idle, m)
 	})
 }
 
