@@ -102,9 +102,10 @@ func describe(ctx context.Context, a *ckafka.AdminClient, which, bootstrap strin
 // cache, checking for the ID outside the lock its wake-up is signalled
 // under. A response that arrives in between, or one that changes no
 // cached topic, leaves it waiting for its whole timeout with the ID
-// already known (seen as a connector start timing out against a healthy
-// broker in CI). A metadata request of our own is answered, and caches the
-// ID for the lookup after it.
+// already known (the likely cause of a connector start that timed out
+// against a healthy broker in CI; not reproduced on demand). A metadata
+// request of our own is answered, and caches the ID for the lookup after
+// it.
 func clusterID(ctx context.Context, a *ckafka.AdminClient) (string, error) {
 	timeout := time.Until(deadlineOf(ctx))
 	if _, err := a.GetMetadata(nil, false, max(int(timeout.Milliseconds()), 1)); err != nil {
