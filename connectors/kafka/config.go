@@ -179,7 +179,10 @@ func configDef() *configdef.Def {
 			Validator: configdef.AtLeast(int32(1)), Group: gTune, OrderInGroup: 2, DisplayName: "Max bytes per poll",
 			Documentation: "Most key+value+header bytes one poll returns (the record that crosses the limit is included). " +
 				"The worker holds a few polls per task in flight, so this bounds the memory a task needs on both " +
-				"sides of the plugin boundary; with transaction.boundary=poll it is also the transaction size.",
+				"sides of the plugin boundary; with transaction.boundary=poll it is also the transaction size. " +
+				"Unset, it is 1048576 with the poll boundary (the default) and 524288 with the interval and " +
+				"connector boundaries, which also halve the consumer's default prefetch " +
+				"(source.consumer.queued.max.messages.kbytes 4096 → 2048).",
 		}).
 		Define(configdef.Key{
 			Name: KeyPollTimeout, Type: configdef.Int, Default: int32(1000), Importance: configdef.Low,
@@ -218,6 +221,10 @@ type Config struct {
 	PollMaxRecords int
 	PollMaxBytes   int
 	PollTimeout    time.Duration
+	// PollIsTransaction is true when every poll is one transaction
+	// (transaction.boundary=poll, the framework's default). It picks the
+	// defaults of poll.max.bytes and of the consumer's prefetch.
+	PollIsTransaction bool
 	// UnreachableTimeout is how long a task tolerates an unreachable source
 	// cluster before failing; 0 means forever.
 	UnreachableTimeout time.Duration
@@ -315,8 +322,12 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		Refresh:            time.Duration(vals.Long(KeyRefreshInterval)) * time.Millisecond,
 		PollMaxRecords:     int(vals.Int(KeyPollMaxRecords)),
 		PollMaxBytes:       int(vals.Int(KeyPollMaxBytes)),
+		PollIsTransaction:  pollIsTransaction(props),
 		PollTimeout:        time.Duration(vals.Int(KeyPollTimeout)) * time.Millisecond,
 		UnreachableTimeout: time.Duration(vals.Long(KeyUnreachableTimeout)) * time.Millisecond,
+	}
+	if _, set := props[KeyPollMaxBytes]; !set && !c.PollIsTransaction {
+		c.PollMaxBytes = leanPollMaxBytes
 	}
 	c.SourceAdmin = map[string]string{}
 	for k, v := range c.SourceConsumer {
@@ -340,6 +351,28 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		c.TopicsExclude = regexp.MustCompile(`^(?:` + ex + `)$`)
 	}
 	return c, nil
+}
+
+// keyTransactionBoundary is the framework's exactly-once key (Kafka
+// Connect's); the connector reads it only to choose its defaults.
+const keyTransactionBoundary = "transaction.boundary"
+
+// Memory defaults where a poll is not a transaction (interval and connector
+// boundaries): half the polls' size and half the prefetch took a quarter
+// off the peak RSS of the worker and the plugin together at the same
+// throughput in the replication benchmark (docs/benchmarks.md). With the
+// poll boundary a poll is the transaction, and halving it cost throughput,
+// so that boundary keeps the larger values.
+const (
+	leanPollMaxBytes           = 512 << 10
+	leanPrefetchKBytes         = 2048
+	pollBoundaryPrefetchKBytes = 4096
+)
+
+// pollIsTransaction reports whether every poll is one transaction.
+func pollIsTransaction(props map[string]string) bool {
+	b := strings.TrimSpace(props[keyTransactionBoundary])
+	return b == "" || b == "poll"
 }
 
 // crossKeyErrors checks the rules a single key's validator cannot express.

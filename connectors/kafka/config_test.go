@@ -164,3 +164,37 @@ func TestConfigDefPerKeyErrors(t *testing.T) {
 		}
 	}
 }
+
+// Where a poll is not a transaction the connector halves its polls and its
+// prefetch by default; explicit values always win.
+func TestMemoryDefaultsFollowTheTransactionBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		props          []string
+		pollMaxBytes   int
+		prefetchKBytes any
+	}{
+		{"boundary unset (poll)", nil, 1 << 20, 4096},
+		{"poll", []string{"transaction.boundary", "poll"}, 1 << 20, 4096},
+		{"interval", []string{"transaction.boundary", "interval"}, 512 << 10, 2048},
+		{"connector", []string{"transaction.boundary", "connector"}, 512 << 10, 2048},
+		{"interval, explicit poll size", []string{"transaction.boundary", "interval", KeyPollMaxBytes, "2000000"}, 2000000, 2048},
+		{"interval, explicit prefetch", []string{"transaction.boundary", "interval", "source.consumer.queued.max.messages.kbytes", "8192"}, 512 << 10, "8192"},
+		{"poll, explicit poll size", []string{"transaction.boundary", "poll", KeyPollMaxBytes, "4096"}, 4096, 4096},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig(with(baseProps(), tc.props...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.PollMaxBytes != tc.pollMaxBytes {
+				t.Errorf("poll.max.bytes = %d, want %d", c.PollMaxBytes, tc.pollMaxBytes)
+			}
+			task := &Task{cfg: c}
+			cm := task.consumerConfig(newTaskCtx("repl", 0))
+			if got := (*cm)["queued.max.messages.kbytes"]; got != tc.prefetchKBytes {
+				t.Errorf("queued.max.messages.kbytes = %v (%T), want %v", got, got, tc.prefetchKBytes)
+			}
+		})
+	}
+}

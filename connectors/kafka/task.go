@@ -172,6 +172,10 @@ func (t *Task) Start(ctx context.Context, tctx sdk.SourceTaskContext, props map[
 // consumerConfig builds the upstream consumer's configuration: defaults,
 // then source.consumer.*, then what exactly-once needs (forced).
 func (t *Task) consumerConfig(tctx sdk.SourceTaskContext) *ckafka.ConfigMap {
+	prefetchKBytes := leanPrefetchKBytes
+	if t.cfg.PollIsTransaction {
+		prefetchKBytes = pollBoundaryPrefetchKBytes
+	}
 	cm := ckafka.ConfigMap{
 		// librdkafka wants a group.id; with manual assignment and no commits
 		// the group is never joined nor written.
@@ -180,10 +184,10 @@ func (t *Task) consumerConfig(tctx sdk.SourceTaskContext) *ckafka.ConfigMap {
 		"auto.offset.reset": "earliest",
 		// librdkafka's default prefetch (64 MiB or 100 000 messages per
 		// partition) times several tasks per process costs memory without
-		// adding throughput: a poll takes at most poll.max.bytes (1 MiB) or
+		// adding throughput: a poll takes at most poll.max.bytes or
 		// poll.max.records (2000) from it. Small records cost librdkafka
 		// far more than their payload, hence the message-count limit too.
-		"queued.max.messages.kbytes": 4096,
+		"queued.max.messages.kbytes": prefetchKBytes,
 		"queued.min.messages":        10000,
 		// With a queue that small, librdkafka's default
 		// fetch.queue.backoff.ms (1 s) starves the task: the queue fills
