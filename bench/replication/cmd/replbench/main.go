@@ -293,6 +293,7 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPid int, timeout t
 		sysSampler.addRoot(p.pid())
 	}
 	var t1 time.Time
+	watch := newFailureWatch(s)
 wait:
 	for {
 		for _, p := range procs {
@@ -305,6 +306,9 @@ wait:
 				break wait
 			default:
 			}
+		}
+		if err := watch.check(ctx); err != nil {
+			return fail(err)
 		}
 		done, err := tail.complete(ctx)
 		if err != nil {
