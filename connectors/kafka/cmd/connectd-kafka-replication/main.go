@@ -18,12 +18,11 @@ import (
 // few MiB per task), but plugins.Serve keeps a 64 MiB floor under the heap
 // goal, and with Go's default GOGC=100 the goal is twice (floor + live):
 // up to ~64 MiB of garbage plus the live heap again is touched between
-// collections. At 10 the garbage allowance is about 6 MiB; a collection
-// marks only the small live heap (the floor is never scanned), so the
-// extra collections cost little CPU. Against 25, side by side, the plugin
-// process's peak RSS fell by 14 MB at 100-byte and 1-KiB records with its
-// CPU within the noise (docs/benchmarks.md, "Kafka replication").
-const gcPercent = 10
+// collections. At 25 the garbage allowance is a quarter of that; a
+// collection marks only the small live heap (the floor is never scanned),
+// so the extra collections cost little CPU (docs/connectors/kafka-replication.md,
+// "Memory and throughput").
+const gcPercent = 25
 
 func main() {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
