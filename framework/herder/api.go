@@ -469,8 +469,13 @@ func (h *Herder) RestartTask(ctx context.Context, id ConnectorTaskID) error {
 	if owner != h.cfg.WorkerURL {
 		return &NotLeaderError{LeaderURL: owner}
 	}
-	h.statuses.putTask(id, h.local.status(StateRestarting, ""))
-	return h.rt.RestartTask(ctx, toRuntimeID(id))
+	var restartErr error
+	if err := h.local.runOnLoop(ctx, func(ctx context.Context) {
+		restartErr = h.local.restartTaskNow(ctx, h.configs.Snapshot(), id)
+	}); err != nil {
+		return err
+	}
+	return restartErr
 }
 
 // PauseConnector and ResumeConnector write the target state; any worker

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/connectd/connectd/framework/worker"
 )
 
 // local applies this worker's share of the assignment to the runtime: it
@@ -516,6 +518,27 @@ func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req Resta
 			l.log.Error("restarting the task failed", "connector", c, "task", id.Task, "err", err)
 		}
 	}
+}
+
+// restartTaskNow restarts a task this worker runs (the synchronous form of
+// POST /connectors/{c}/tasks/{t}/restart). It runs on the loop so that it
+// cannot fall between the stop and the start of a reconfiguration, where
+// the runtime briefly does not know the task: a task the loop has not
+// started (yet) is refused as a rebalance (409, retry later), and one
+// whose start failed is started again.
+func (l *local) restartTaskNow(ctx context.Context, snap *Snapshot, id ConnectorTaskID) error {
+	if _, ok := l.tasks[id]; !ok || id.Task >= snap.TaskCount(id.Connector) {
+		return &RebalanceError{Msg: fmt.Sprintf("Cannot restart task %s momentarily: this worker is not running it yet, likely because a rebalance or reconfiguration is underway", id), RetryAfter: rebalanceRetryAfter}
+	}
+	l.h.statuses.putTask(id, l.status(StateRestarting, ""))
+	err := l.h.rt.RestartTask(ctx, toRuntimeID(id))
+	if errors.Is(err, worker.ErrUnknownTask) {
+		// Its start failed (its status says why): starting it again is
+		// the restart.
+		l.startTask(ctx, snap, id)
+		return nil
+	}
+	return err
 }
 
 // restartConnectorNow restarts a connector this worker runs (the
