@@ -227,8 +227,12 @@ func TestExactlyOnceAcrossWorkerCrashes(t *testing.T) {
 		switch plan {
 		case "random":
 			// At least one task is producing; let it run a random while.
+			// Transactions of 300 records last tens of milliseconds, so
+			// any moment within 300 ms falls in a random phase of one;
+			// the bound keeps the copy from finishing before the last
+			// kill (with 1.5 s, four random kills could copy 200k).
 			w.waitLine(t, time.Minute, "BeginCommit")
-			time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 		case "commit":
 			// Skip a random number of commits, then kill as EndTxn goes out.
 			for range rng.IntN(4) {
