@@ -2,6 +2,7 @@ package herder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -18,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/syncbuf"
 	"github.com/connectd/connectd/plugins/host"
@@ -36,6 +38,7 @@ type recordRuntime struct {
 	tasks      map[TaskID]map[string]string
 	starts     map[TaskID]int
 	fenced     map[string][]int
+	failStarts map[TaskID]int // how many more starts of the task fail
 }
 
 func newRecordRuntime() *recordRuntime {
@@ -44,6 +47,7 @@ func newRecordRuntime() *recordRuntime {
 		tasks:      map[TaskID]map[string]string{},
 		starts:     map[TaskID]int{},
 		fenced:     map[string][]int{},
+		failStarts: map[TaskID]int{},
 	}
 }
 
@@ -98,6 +102,13 @@ func (r *recordRuntime) StopConnector(_ context.Context, name string) error {
 
 func (r *recordRuntime) StartTask(_ context.Context, id TaskID, _, taskProps map[string]string, target RuntimeTarget) error {
 	r.mu.Lock()
+	if r.failStarts[id] > 0 {
+		// Like framework/worker when a task cannot start: an error, and
+		// the runtime does not know the task.
+		r.failStarts[id]--
+		r.mu.Unlock()
+		return errors.New("plugin refused to start")
+	}
 	r.tasks[id] = maps.Clone(taskProps)
 	r.starts[id]++
 	r.mu.Unlock()
@@ -146,6 +157,10 @@ func (r *recordRuntime) SetTargetState(_ context.Context, c string, target Runti
 
 func (r *recordRuntime) RestartTask(_ context.Context, id TaskID) error {
 	r.mu.Lock()
+	if _, ok := r.tasks[id]; !ok {
+		r.mu.Unlock()
+		return fmt.Errorf("restart %s: %w", id, worker.ErrUnknownTask)
+	}
 	r.starts[id]++
 	r.mu.Unlock()
 	r.h.TaskState(id, StateRunning, "")
@@ -775,5 +790,36 @@ func TestClusterInProcSameURLFencesTheOlderWorker(t *testing.T) {
 		t.Logf("older worker: %v", err)
 	case <-time.After(45 * time.Second):
 		t.Fatal("the older worker was not told it was fenced")
+	}
+}
+
+// A restart request for a task whose start failed starts it again (the
+// runtime does not know such a task, which once made the request a 500).
+func TestClusterInProcRestartStartsATaskWhoseStartFailed(t *testing.T) {
+	c := newCluster(t, false)
+	h, rt := c.add()
+	c.waitLeader()
+	ctx := ctxT(t)
+	id := ConnectorTaskID{Connector: "c", Task: 0}
+	rt.mu.Lock()
+	rt.failStarts[toRuntimeID(id)] = 1
+	rt.mu.Unlock()
+	if _, _, err := h.PutConnectorConfig(ctx, "c", map[string]string{"connector.class": "Source", "tasks.max": "1"}, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitState := func(want string) {
+		t.Helper()
+		kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+			st, err := h.TaskStatus(ctx, id)
+			return err == nil && st.State == want, fmt.Sprintf("task state %q (%v), want %s", st.State, err, want)
+		})
+	}
+	waitState(StateFailed)
+	if err := h.RestartTask(ctx, id); err != nil {
+		t.Fatalf("restart of a task whose start failed: %v", err)
+	}
+	waitState(StateRunning)
+	if !rt.running()[toRuntimeID(id)] {
+		t.Fatal("the runtime does not run the task after the restart")
 	}
 }
