@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
+
+	"github.com/connectd/connectd/framework/rest/client"
 )
 
 // restStatus is a system whose worker serves Kafka Connect's REST API.
@@ -14,16 +14,16 @@ import (
 // with one never completes; watching the status ends such a run at once
 // instead of after -run-timeout.
 type restStatus interface {
-	// statusURL is GET /connectors/{name}/status of the run's connector.
-	statusURL() string
+	// restConnector is the worker's base URL and the run's connector.
+	restConnector() (baseURL, name string)
 }
 
-func (m *mm2System) statusURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d/connectors/mm2-bench/status", m.port)
+func (m *mm2System) restConnector() (string, string) {
+	return fmt.Sprintf("http://127.0.0.1:%d", m.port), "mm2-bench"
 }
 
-func (c *connectdSystem) statusURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d/connectors/repl/status", c.port)
+func (c *connectdSystem) restConnector() (string, string) {
+	return fmt.Sprintf("http://127.0.0.1:%d", c.port), "repl"
 }
 
 // failedFor is how long a task may stay FAILED before the run is given up:
@@ -33,7 +33,8 @@ const failedFor = 30 * time.Second
 
 // failureWatch remembers since when each task has been FAILED.
 type failureWatch struct {
-	url   string
+	c     *client.Client
+	name  string
 	since map[int]time.Time // task id (-1: the connector) → first seen FAILED
 	next  time.Time
 }
@@ -43,7 +44,12 @@ func newFailureWatch(s system) *failureWatch {
 	if !ok {
 		return nil
 	}
-	return &failureWatch{url: rs.statusURL(), since: map[int]time.Time{}}
+	base, name := rs.restConnector()
+	c, err := client.New(base)
+	if err != nil {
+		return nil // a URL of our own making; the run timeout still applies
+	}
+	return &failureWatch{c: c, name: name, since: map[int]time.Time{}}
 }
 
 // check polls the status every two seconds and returns an error once a
@@ -56,55 +62,40 @@ func (w *failureWatch) check(ctx context.Context) error {
 	w.next = time.Now().Add(2 * time.Second)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
+	st, err := w.c.Status(ctx, w.name)
 	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil // a busy worker may not answer in time; the run timeout still applies
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil // e.g. 404 while the connector is being created
-	}
-	type state struct {
-		ID    int    `json:"id"`
-		State string `json:"state"`
-		Trace string `json:"trace"`
-	}
-	var st struct {
-		Connector state   `json:"connector"`
-		Tasks     []state `json:"tasks"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		// A busy worker may not answer in time, and the connector is 404
+		// while it is being created; the run timeout still applies.
 		return nil
 	}
-	st.Connector.ID = -1
-	seen := map[int]bool{}
-	now := time.Now()
-	for _, s := range append(st.Tasks, st.Connector) {
-		if s.State != "FAILED" {
-			continue
+	failed := map[int]string{} // id → trace
+	if st.Connector.State == "FAILED" {
+		failed[-1] = st.Connector.Trace
+	}
+	for _, t := range st.Tasks {
+		if t.State == "FAILED" {
+			failed[t.ID] = t.Trace
 		}
-		seen[s.ID] = true
-		first, ok := w.since[s.ID]
+	}
+	now := time.Now()
+	for id := range w.since {
+		if _, ok := failed[id]; !ok {
+			delete(w.since, id) // restarted
+		}
+	}
+	for id, trace := range failed {
+		first, ok := w.since[id]
 		if !ok {
-			w.since[s.ID] = now
+			w.since[id] = now
 			continue
 		}
 		if now.Sub(first) >= failedFor {
-			what := fmt.Sprintf("task %d", s.ID)
-			if s.ID < 0 {
+			what := fmt.Sprintf("task %d", id)
+			if id < 0 {
 				what = "the connector"
 			}
-			trace, _, _ := strings.Cut(s.Trace, "\n")
-			return fmt.Errorf("%s FAILED for %v: %s", what, now.Sub(first).Round(time.Second), trace)
-		}
-	}
-	for id := range w.since {
-		if !seen[id] {
-			delete(w.since, id) // restarted
+			line, _, _ := strings.Cut(trace, "\n")
+			return fmt.Errorf("%s FAILED for %v: %s", what, now.Sub(first).Round(time.Second), line)
 		}
 	}
 	return nil
