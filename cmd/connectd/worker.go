@@ -23,7 +23,7 @@ import (
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/framework/workerconfig"
-	"github.com/connectd/connectd/internal/glibcarena"
+	"github.com/connectd/connectd/internal/glibcmalloc"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -94,12 +94,13 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	// Bounded C-allocator arenas for the plugins too (the worker's own
 	// were capped when the process started), unless the operator chose
 	// MALLOC_ARENA_MAX.
-	arenas := os.Getenv(glibcarena.EnvVar)
+	arenas := os.Getenv(glibcmalloc.EnvVar)
 	if arenas == "" {
-		arenas = strconv.Itoa(glibcarena.Default)
+		arenas = strconv.Itoa(glibcmalloc.Default)
 	}
 	cfg.Worker.PluginLaunch.MallocArenaMax = arenas
-	log.Debug("C allocator", "malloc_arena_max", arenas, "capped_at_start", glibcarena.Limited())
+	log.Debug("C allocator", "malloc_arena_max", arenas, "capped_at_start", glibcmalloc.Limited(),
+		"mmap_threshold_fixed", glibcmalloc.MmapThresholdFixed())
 
 	if err := ensureTopics(ctx, cfg, log); err != nil {
 		return oneLine("%v", err)

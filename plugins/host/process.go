@@ -58,7 +58,7 @@ type LaunchOptions struct {
 	GOMemLimit string
 	// MallocArenaMax, when set, becomes the plugin process's
 	// MALLOC_ARENA_MAX: plugins that run librdkafka clients keep their
-	// C-allocator memory bounded as the worker does (internal/glibcarena).
+	// C-allocator memory bounded as the worker does (internal/glibcmalloc).
 	MallocArenaMax string
 }
 
