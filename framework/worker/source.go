@@ -431,8 +431,10 @@ func produce(hard context.Context, p *kafka.Producer, m *kafka.Message) error {
 	wait := 100 * time.Microsecond
 	for {
 		err := p.Produce(m, nil)
-		var ke kafka.Error
-		if err == nil || !errors.As(err, &ke) || ke.Code() != kafka.ErrQueueFull {
+		if err == nil {
+			return nil // before errors.As: its target escapes, one allocation per record
+		}
+		if !isQueueFull(err) {
 			return err
 		}
 		select {
@@ -442,6 +444,11 @@ func produce(hard context.Context, p *kafka.Producer, m *kafka.Message) error {
 		}
 		wait = min(2*wait, 10*time.Millisecond)
 	}
+}
+
+func isQueueFull(err error) bool {
+	var ke kafka.Error
+	return errors.As(err, &ke) && ke.Code() == kafka.ErrQueueFull
 }
 
 // isTooLarge reports a record above the producer's message.max.bytes.
