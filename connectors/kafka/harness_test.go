@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -135,7 +137,21 @@ func pollN(t testing.TB, task *Task, n int, timeout time.Duration) []*sdk.Source
 		if err != nil {
 			t.Fatalf("poll: %v", err)
 		}
-		out = append(out, recs...)
+		out = append(out, kept(recs)...)
+	}
+	return out
+}
+
+// kept copies a Poll result for keeping past the next Poll, which reuses
+// its memory (sdk.SourceTask): keys and values are the consumer's and not
+// reused; offset maps and headers are.
+func kept(recs []*sdk.SourceRecord) []*sdk.SourceRecord {
+	out := make([]*sdk.SourceRecord, len(recs))
+	for i, r := range recs {
+		c := *r
+		c.SourceOffset = maps.Clone(r.SourceOffset)
+		c.Headers = slices.Clone(r.Headers)
+		out[i] = &c
 	}
 	return out
 }

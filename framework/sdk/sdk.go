@@ -124,6 +124,11 @@ type SourceTask interface {
 	// Poll returns the next records. It should block until records are
 	// available, but not for much longer than a second, and return promptly
 	// when ctx is done. Returning no records and no error is fine.
+	//
+	// The framework is done with a result, the records and everything
+	// they refer to (their maps, keys, values and headers), when it calls
+	// Poll again or Stop: a task may reuse that memory for its next
+	// result instead of allocating it afresh.
 	Poll(ctx context.Context) ([]*SourceRecord, error)
 	// Commit reports source offsets that are now durable in Kafka: for each
 	// source partition, the latest offset whose record (and everything the
