@@ -20,9 +20,10 @@
 // fetch.max.bytes: after the first ones are freed, the next ones come from
 // the arenas, whose free space is not given back while anything above it
 // is in use. Fixing the threshold at glibc's initial 128 KiB keeps those
-// buffers out of the arenas: in the replication benchmark the worker's
-// peak resident memory fell by 20–35 MB (six transactional producers),
-// with no measurable cost in throughput or CPU (docs/benchmarks.md).
+// buffers out of the arenas: in three alternating pairs of replication
+// benchmark runs the worker's peak resident memory (six transactional
+// producers) fell by 12–37 MB, with no measurable cost in throughput or
+// CPU (docs/benchmarks.md).
 //
 // Importing the package is what applies both: glibc fixes its arena limit
 // as soon as a second thread allocates, which in a Go program happens
