@@ -218,10 +218,26 @@ func TestLeaderStoppedPastSessionIsFenced(t *testing.T) {
 		}
 		return true, ""
 	})
-	// The old worker rejoins as a plain member and gets work again.
+	// The old worker rejoins as a plain member and gets its share of the
+	// work again. Tasks are balanced over all connectors (after-resume's
+	// task counts too, so dg's tasks alone need not go back to 2/2/2), and
+	// connectors separately, as Kafka Connect's assignor does.
 	kafkatest.Eventually(t, 60*time.Second, func() (bool, string) {
-		p, why := placement(ctx, others[0], "dg", 6)
-		return p != nil && len(p[oldID]) == 2, fmt.Sprintf("%v %s", p, why)
+		if p, why := placement(ctx, others[0], "dg", 6); p == nil {
+			return false, why
+		}
+		as := c.assignments(t)
+		a := as[len(as)-1]
+		conns, tasks := map[string]int{}, map[string]int{}
+		for url, wa := range a.Workers {
+			conns[url], tasks[url] = len(wa.Connectors), len(wa.TaskIDs())
+		}
+		even := func(m map[string]int) bool {
+			n := slices.Sorted(maps.Values(m))
+			return len(n) == len(c.workers) && n[len(n)-1]-n[0] <= 1
+		}
+		return even(conns) && even(tasks) && tasks[old.url] > 0,
+			fmt.Sprintf("generation %d: connectors %v, tasks %v per worker (old leader %s)", a.Generation, conns, tasks, old.url)
 	})
 
 	resumed := old.log()[logBefore:]
