@@ -188,16 +188,13 @@ func (s *Store) scan(ctx context.Context, fn func(*kafka.Message)) error {
 	for _, p := range tm.Partitions {
 		req[kafka.TopicPartition{Topic: &topic, Partition: p.ID}] = kafka.LatestOffsetSpec
 	}
-	res, err := admin.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
+	res, err := highWatermarks(ctx, admin, topic, req)
 	if err != nil {
-		return fmt.Errorf("offsets topic %q: high watermarks: %w", topic, err)
+		return err
 	}
 	target := map[int32]int64{}
 	var assign []kafka.TopicPartition
 	for tp, info := range res.ResultInfos {
-		if info.Error.Code() != kafka.ErrNoError {
-			return fmt.Errorf("offsets topic %q partition %d: high watermark: %w", topic, tp.Partition, info.Error)
-		}
 		if info.Offset > 0 {
 			target[tp.Partition] = int64(info.Offset)
 			assign = append(assign, kafka.TopicPartition{Topic: &topic, Partition: tp.Partition, Offset: kafka.OffsetBeginning})
@@ -377,4 +374,49 @@ func (s *Store) write(ctx context.Context, msgs []*kafka.Message, opts WriteOpti
 		}
 	}
 	return nil
+}
+
+// highWatermarks lists the partitions' high watermarks, asking again while
+// a partition has no leader to answer (just after the topic was created,
+// or during a leader election) until ctx ends.
+func highWatermarks(ctx context.Context, admin *kafka.AdminClient, topic string, req map[kafka.TopicPartition]kafka.OffsetSpec) (kafka.ListOffsetsResult, error) {
+	backoff := 50 * time.Millisecond
+	for {
+		res, err := admin.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
+		if err != nil {
+			return res, fmt.Errorf("offsets topic %q: high watermarks: %w", topic, err)
+		}
+		var failed error
+		retry := true
+		for tp, info := range res.ResultInfos {
+			if info.Error.Code() == kafka.ErrNoError {
+				continue
+			}
+			failed = fmt.Errorf("offsets topic %q partition %d: high watermark: %w", topic, tp.Partition, info.Error)
+			retry = retry && leaderMoving(info.Error.Code())
+		}
+		if failed == nil {
+			return res, nil
+		}
+		if !retry {
+			return res, failed
+		}
+		select {
+		case <-ctx.Done():
+			return res, failed
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// leaderMoving reports the partition errors that a leader election
+// causes, which clear once it is over.
+func leaderMoving(code kafka.ErrorCode) bool {
+	switch code {
+	case kafka.ErrNotLeaderForPartition, kafka.ErrLeaderNotAvailable, kafka.ErrOffsetNotAvailable,
+		kafka.ErrFencedLeaderEpoch, kafka.ErrUnknownLeaderEpoch, kafka.ErrRequestTimedOut:
+		return true
+	}
+	return false
 }
