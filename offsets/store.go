@@ -386,14 +386,15 @@ func highWatermarks(ctx context.Context, admin *kafka.AdminClient, topic string,
 		if err != nil {
 			return res, fmt.Errorf("offsets topic %q: high watermarks: %w", topic, err)
 		}
-		var failed error
+		var failed error // a lasting error if there is one
 		retry := true
 		for tp, info := range res.ResultInfos {
-			if info.Error.Code() == kafka.ErrNoError {
+			code := info.Error.Code()
+			if code == kafka.ErrNoError || failed != nil && leaderMoving(code) {
 				continue
 			}
 			failed = fmt.Errorf("offsets topic %q partition %d: high watermark: %w", topic, tp.Partition, info.Error)
-			retry = retry && leaderMoving(info.Error.Code())
+			retry = retry && leaderMoving(code)
 		}
 		if failed == nil {
 			return res, nil
