@@ -49,7 +49,3 @@ const Default = 2
 // MmapThresholdEnvVar is glibc's environment variable for the mmap
 // threshold; when it is set, glibc applies it and this package does not.
 const MmapThresholdEnvVar = "MALLOC_MMAP_THRESHOLD_"
-
-// MmapThreshold is the fixed mmap threshold applied at start-up, in bytes:
-// glibc's own initial value, no longer raised as buffers are freed.
-const MmapThreshold = 128 << 10

@@ -14,8 +14,8 @@ static int connectd_mmap_threshold_fixed;
 // which in a Go program happens while the runtime starts, long before any
 // Go code runs: a mallopt from Go is then ignored. A constructor runs at
 // load time, before any thread exists. The environment (read by glibc
-// itself) takes precedence. Keep the values in step with doc.go's
-// Default and MmapThreshold.
+// itself) takes precedence. Keep the arena value in step with doc.go's
+// Default; the threshold is glibc's own initial one, 128 KiB.
 __attribute__((constructor)) static void connectd_tune_malloc(void) {
 	if (getenv("MALLOC_ARENA_MAX") == NULL) {
 		connectd_arenas_limited = mallopt(M_ARENA_MAX, 2) == 1;
@@ -77,7 +77,7 @@ import "C"
 func Limited() bool { return C.arenas_limited() == 1 }
 
 // MmapThresholdFixed reports whether this process's mmap threshold was
-// fixed at MmapThreshold when it started: false without glibc, and when
+// fixed at 128 KiB when it started: false without glibc, and when
 // MALLOC_MMAP_THRESHOLD_ was set.
 func MmapThresholdFixed() bool { return C.mmap_threshold_fixed() == 1 }
 
