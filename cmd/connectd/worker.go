@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/logging"
@@ -23,6 +24,7 @@ import (
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/framework/workerconfig"
+	"github.com/connectd/connectd/internal/brokerpoll"
 	"github.com/connectd/connectd/internal/glibcmalloc"
 	"github.com/connectd/connectd/plugins/host"
 )
@@ -101,6 +103,7 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	cfg.Worker.PluginLaunch.MallocArenaMax = arenas
 	log.Debug("C allocator", "malloc_arena_max", arenas, "capped_at_start", glibcmalloc.Limited(),
 		"mmap_threshold_fixed", glibcmalloc.MmapThresholdFixed())
+	log.Debug("librdkafka busy polls", "replaced", brokerpoll.Active(), "nap_ms", brokerpoll.NapMillis())
 
 	if err := ensureTopics(ctx, cfg, log); err != nil {
 		return oneLine("%v", err)
@@ -117,6 +120,12 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	// One registry for the whole worker; /metrics adds the plugin
 	// processes' families to it at scrape time.
 	reg := metrics.NewRegistry(metrics.BuildInfo{Version: hcfg.Version, Commit: hcfg.Commit})
+	if brokerpoll.NapMillis() > 0 {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "connectd_rdkafka_poll_naps_total",
+			Help: "Busy polls of librdkafka's threads in this worker turned into a short wait (" + brokerpoll.EnvVar + ").",
+		}, func() float64 { return float64(brokerpoll.Naps()) }))
+	}
 	metricsLog := levels.Logger(base, "connectd.metrics")
 	scrape, err := metrics.NewGatherer(reg, metrics.GathererOptions{Logger: metricsLog})
 	if err != nil {

@@ -5,6 +5,10 @@
 // boundary and no offsets topic (consumer offsets go into the transaction
 // with SendOffsetsToTransaction, KIP-447 style).
 //
+// It links internal/brokerpoll as the connectd worker does, so that its
+// producer waits for produce responses instead of busy-polling: the ratio
+// against it then measures the framework, not that difference.
+//
 // It copies every partition of -source to the same partition of -target,
 // committing a transaction every -commit-interval, and exits once -expect
 // records are committed.
@@ -20,6 +24,8 @@ import (
 	"time"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	_ "github.com/connectd/connectd/internal/brokerpoll"
 )
 
 type kvFlags map[string]string
