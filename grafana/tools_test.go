@@ -1,9 +1,10 @@
 package grafana
 
 import (
-	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/connectd/connectd/internal/citest"
 )
 
 // promTool returns the path of a Prometheus binary (prometheus, promtool).
@@ -15,10 +16,6 @@ func promTool(t *testing.T, name string) string {
 	if err == nil {
 		return p
 	}
-	msg := name + " is not installed: apt-get install -y --no-install-recommends prometheus (scripts/test.sh installs it)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	citest.Unavailable(t, "%s is not installed: apt-get install -y --no-install-recommends prometheus (scripts/test.sh installs it)", name)
 	return ""
 }

@@ -6,28 +6,21 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/connectd/connectd/internal/citest"
 )
 
-// skipOutsideCI skips, except in CI, whose machine has everything these
-// tests observe (Linux, glibc 2.33 or later, no operator settings): there
-// the reason is a failure.
-func skipOutsideCI(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
-// requireGlibc skips off glibc (fails in CI).
+// requireGlibc skips off glibc (fails in CI, whose machine has
+// everything these tests observe: Linux, glibc 2.33 or later, no operator
+// settings).
 func requireGlibc(t *testing.T) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
-		skipOutsideCI(t, "glibc's allocator is a Linux matter, this is %s", runtime.GOOS)
+		citest.Unavailable(t, "glibc's allocator is a Linux matter, this is %s", runtime.GOOS)
 	}
 	out, err := exec.Command("ldd", "--version").CombinedOutput()
 	if err != nil || !strings.Contains(strings.ToLower(string(out)), "glibc") && !strings.Contains(string(out), "GNU libc") {
-		skipOutsideCI(t, "not a glibc system: ldd --version says %s (%v)", out, err)
+		citest.Unavailable(t, "not a glibc system: ldd --version says %s (%v)", out, err)
 	}
 }
 
@@ -56,12 +49,12 @@ func TestSettingsAppliedAtStart(t *testing.T) {
 func TestLargeBlocksStayMmappedAfterAFree(t *testing.T) {
 	requireGlibc(t)
 	if os.Getenv(MmapThresholdEnvVar) != "" {
-		skipOutsideCI(t, "%s is set: the operator's threshold applies", MmapThresholdEnvVar)
+		citest.Unavailable(t, "%s is set: the operator's threshold applies", MmapThresholdEnvVar)
 	}
 	mmapped, firstMmapped, ok := mmappedAfterFree()
 	switch {
 	case !ok:
-		skipOutsideCI(t, "glibc older than 2.33 (no mallinfo2): not observable")
+		citest.Unavailable(t, "glibc older than 2.33 (no mallinfo2): not observable")
 	case !firstMmapped:
 		t.Fatal("a 24 MiB block did not come from mmap at all")
 	case !mmapped:

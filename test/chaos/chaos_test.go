@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/citest"
 	"github.com/connectd/connectd/internal/repo"
 )
 
@@ -36,10 +37,7 @@ func repoRoot(t *testing.T) string {
 // need fails (CI=true) or skips when a tool the suite needs is missing.
 func need(t *testing.T, tool, how string) {
 	if _, err := exec.LookPath(tool); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chaos: %s is not installed: %s", tool, how)
-		}
-		t.Skipf("chaos: %s is not installed: %s", tool, how)
+		citest.Unavailable(t, "chaos: %s is not installed: %s", tool, how)
 	}
 }
 
