@@ -33,22 +33,24 @@ type server struct {
 	running   *runningConnector
 	gatherers map[*prometheus.Registry]struct{}
 	tasks     sync.WaitGroup
-	stopping  chan struct{} // closed by shutdown
-	stopOnce  sync.Once
+	stopping  <-chan struct{} // closed by shutdown (stopCtx.Done)
+	stopCtx   context.Context // cancelled by shutdown
+	stop      context.CancelFunc
 	data      *datachan.Conn // protocol version 2 only
 }
 
 func newServer(c sdk.Connector, spec sdk.Spec, log *slog.Logger, maxMsg int) *server {
+	stopCtx, stop := context.WithCancel(context.Background())
 	return &server{
 		conn: c, spec: spec, log: log, maxMsg: maxMsg,
 		gatherers: map[*prometheus.Registry]struct{}{},
-		stopping:  make(chan struct{}),
+		stopping:  stopCtx.Done(), stopCtx: stopCtx, stop: stop,
 	}
 }
 
 // shutdown stops every running task stream and waits for them, at most d.
 func (s *server) shutdown(d time.Duration) {
-	s.stopOnce.Do(func() { close(s.stopping) })
+	s.stop()
 	done := make(chan struct{})
 	go func() { s.tasks.Wait(); close(done) }()
 	select {

@@ -107,8 +107,11 @@ type sinkInbox interface {
 	// TryRecv returns a queued request; ok is false when none is queued
 	// and the stream has not ended (err is then nil).
 	TryRecv() (m *pluginpb.SinkRequest, ok bool, err error)
-	// Ready receives a value when a request or the end may have arrived.
-	Ready() <-chan struct{}
+	// Wait returns once a request or the end may have arrived since
+	// TryRecv last found nothing, or when ctx is done. The data channel's
+	// stream reads the channel on the waiting goroutine while nobody else
+	// does, so the next put wakes no other goroutine on its way.
+	Wait(ctx context.Context)
 }
 
 // sinkPump adapts a stream that only has a blocking Recv (gRPC) to a
@@ -156,7 +159,12 @@ func (p *sinkPump) TryRecv() (*pluginpb.SinkRequest, bool, error) {
 	return nil, false, p.err
 }
 
-func (p *sinkPump) Ready() <-chan struct{} { return p.ready }
+func (p *sinkPump) Wait(ctx context.Context) {
+	select {
+	case <-p.ready:
+	case <-ctx.Done():
+	}
+}
 
 // hold accounts for a received batch (n > 0) or an answered one (n < 0).
 // The high-water marks show that the host never sends beyond the credits.
@@ -250,8 +258,8 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 	}
 
 	// The loop takes requests straight from the stream: under protocol
-	// version 2 the data channel's reading goroutine queues them and this
-	// goroutine is the only one woken per request.
+	// version 2 it reads the data channel itself while it waits (Wait), so
+	// no other goroutine is woken per request.
 	if in, ok := r.stream.(sinkInbox); ok {
 		r.in = in
 	} else {
@@ -265,9 +273,8 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 			return err
 		}
 		if !ok {
-			select {
-			case <-r.in.Ready():
-			case <-r.srv.stopping:
+			r.in.Wait(r.srv.stopCtx)
+			if r.srv.stopCtx.Err() != nil {
 				r.stopTask()
 				return nil
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/plugins/internal/datachan"
 	"github.com/connectd/connectd/plugins/internal/wire"
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
@@ -53,6 +54,11 @@ type SinkTask struct {
 	cancel context.CancelFunc
 
 	credits chan struct{} // one token per put batch the plugin accepts
+	// aw is the stream's wait that reads the channel itself (protocol
+	// version 2; nil for version 1), notify its wake-up: a value whenever
+	// a result or credit arrived or the task failed on another goroutine.
+	aw     awaiter
+	notify chan struct{}
 
 	sendMu sync.Mutex
 	packed []byte // reused encoding buffer (guarded by sendMu)
@@ -89,8 +95,9 @@ func (p *Process) StartSinkTask(ctx context.Context, s SinkTaskStart) (*SinkTask
 	t := &SinkTask{
 		p: p, name: fmt.Sprintf("%s-%d", s.Connector, s.Task), stream: stream, cancel: cancel,
 		credits: make(chan struct{}, maxCredits), waiters: map[uint64]chan *pluginpb.SinkResult{},
-		failed: make(chan struct{}),
+		failed: make(chan struct{}), notify: make(chan struct{}, 1),
 	}
+	t.aw, _ = stream.(awaiter)
 	start := &pluginpb.SinkStart{Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults}
 	if err := stream.Send(&pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Start{Start: start}}); err != nil {
 		cancel()
@@ -126,6 +133,10 @@ func (t *SinkTask) fail(err error) {
 	t.failOnce.Do(func() {
 		t.failErr = err
 		close(t.failed)
+		signal(t.notify)
+		if t.p.data != nil {
+			t.p.data.Interrupt() // a call reading the channel returns
+		}
 		t.cancel()
 		if !t.p.isClosing() {
 			t.p.log.Error("sink task failed", "task", t.name, "error", err)
@@ -148,9 +159,9 @@ func (t *SinkTask) protoErr(format string, args ...any) error {
 }
 
 // handle takes the plugin's messages and the stream's end, one at a time
-// (deliver). It never blocks: under protocol version 2 it runs on the data
-// channel's reading goroutine, so a put's result reaches the goroutine
-// waiting in Put without a hand-off through another goroutine.
+// (deliver). It never blocks: under protocol version 2 it runs on the
+// goroutine reading the data channel, which is the one waiting in Put
+// unless another call reads at the time (waitFor).
 func (t *SinkTask) handle(m *pluginpb.SinkResponse, err error) {
 	if t.ended {
 		return
@@ -173,6 +184,7 @@ func (t *SinkTask) handle(m *pluginpb.SinkResponse, err error) {
 				return
 			}
 		}
+		signal(t.notify)
 	case *pluginpb.SinkResponse_Result:
 		t.mu.Lock()
 		ch, ok := t.waiters[x.Result.GetId()]
@@ -183,6 +195,7 @@ func (t *SinkTask) handle(m *pluginpb.SinkResponse, err error) {
 			return
 		}
 		ch <- x.Result // buffered, one result per request
+		signal(t.notify)
 	case *pluginpb.SinkResponse_Failed:
 		t.end(fmt.Errorf("sink task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
 	default:
@@ -208,6 +221,15 @@ func (t *SinkTask) register() (uint64, chan *pluginpb.SinkResult) {
 
 // await waits for the result of request id, bounded by CallTimeout.
 func (t *SinkTask) await(ctx context.Context, op string, ch chan *pluginpb.SinkResult) (*pluginpb.SinkResult, error) {
+	if t.aw != nil {
+		err := t.waitFor(ctx, op, func() bool { return len(ch) > 0 })
+		select {
+		case r := <-ch:
+			return r, nil
+		default:
+		}
+		return nil, err
+	}
 	timer := time.NewTimer(t.p.opts.CallTimeout)
 	defer timer.Stop()
 	select {
@@ -294,6 +316,18 @@ func (t *SinkTask) Put(ctx context.Context, records []chain.Raw) (PutResult, err
 		}
 	}
 	// A credit first: the plugin accepts only so many batches ahead.
+	if t.aw != nil {
+		for {
+			select {
+			case <-t.credits:
+				return t.putWithCredit(ctx, records)
+			default:
+			}
+			if err := t.waitFor(ctx, "put: no credit granted", func() bool { return len(t.credits) > 0 }); err != nil {
+				return PutResult{}, err
+			}
+		}
+	}
 	timer := time.NewTimer(t.p.opts.CallTimeout)
 	select {
 	case <-t.credits:
@@ -309,6 +343,12 @@ func (t *SinkTask) Put(ctx context.Context, records []chain.Raw) (PutResult, err
 		t.fail(err)
 		return PutResult{}, err
 	}
+	return t.putWithCredit(ctx, records)
+}
+
+// putWithCredit sends a batch for which a credit was taken and waits for
+// its result.
+func (t *SinkTask) putWithCredit(ctx context.Context, records []chain.Raw) (PutResult, error) {
 	id, ch := t.register()
 	if err := t.sendPut(id, records); err != nil {
 		err = t.p.failure("sink task "+t.name+": put", err, false)
@@ -377,4 +417,61 @@ func (t *SinkTask) Stop(ctx context.Context) error {
 		return &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Stop{Stop: &pluginpb.SinkStop{Id: id}}}
 	})
 	return err
+}
+
+// awaiter is the wait of a data channel stream (datachan.Conn.Await).
+type awaiter interface {
+	Await(ctx context.Context, deadline time.Time, done func() bool, wake <-chan struct{}) error
+}
+
+// signal leaves a wake-up in a notification channel of capacity one.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits, within the call timeout, until ready reports true or the
+// task fails (protocol version 2): the caller reads the data channel
+// itself while nobody else does (datachan.Conn.Await), so the result or
+// credit it waits for reaches it without a hand-off between goroutines.
+// It returns nil once ready, the task's failure, ctx's error, or an
+// ErrTimeout error (then the task has failed).
+func (t *SinkTask) waitFor(ctx context.Context, op string, ready func() bool) error {
+	done := func() bool { return ready() || t.Err() != nil }
+	deadline := time.Now().Add(t.p.opts.CallTimeout)
+	var err error
+	for {
+		err = t.aw.Await(ctx, deadline, done, t.notify)
+		if ready() {
+			return nil
+		}
+		if err != nil || t.Err() != nil {
+			break
+		}
+		// done held, but a concurrent call took what made it true.
+	}
+	if ferr := t.Err(); ferr != nil {
+		return ferr
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if !errors.Is(err, datachan.ErrAwaitTimeout) {
+		// The channel failed: the task's failure follows once the
+		// process's exit is known (handle), with its trace.
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		select {
+		case <-t.failed:
+			return t.failErr
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+	terr := fmt.Errorf("plugin %s: sink task %s: %s: %w within %s (the task's call hangs?)", t.p.m.Name, t.name, op, ErrTimeout, t.p.opts.CallTimeout)
+	t.fail(terr)
+	return terr
 }

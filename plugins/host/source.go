@@ -90,8 +90,10 @@ type SourceTask struct {
 	sendMu sync.Mutex
 
 	batches chan *SourceBatch
-	held    atomic.Int32 // credits the plugin holds (granted minus batches received)
-	last    atomic.Int64 // unix nanos of the last message from the plugin
+	aw      awaiter       // protocol version 2: Next reads the channel itself
+	notify  chan struct{} // a batch arrived or the task failed
+	held    atomic.Int32  // credits the plugin holds (granted minus batches received)
+	last    atomic.Int64  // unix nanos of the last message from the plugin
 
 	failOnce sync.Once
 	failed   chan struct{}
@@ -140,7 +142,9 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 		p: p, name: fmt.Sprintf("%s-%d", s.Connector, s.Task), stream: stream, cancel: cancel,
 		batches: make(chan *SourceBatch, s.Credits),
 		failed:  make(chan struct{}), commits: map[uint64]chan error{}, stopped: make(chan struct{}),
+		notify: make(chan struct{}, 1),
 	}
+	t.aw, _ = stream.(awaiter)
 	start := &pluginpb.SourceStart{
 		Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults,
 		Credits: int32(s.Credits), BatchBytes: int64(p.opts.BatchBytes),
@@ -227,6 +231,10 @@ func (t *SourceTask) fail(err error) {
 	t.failOnce.Do(func() {
 		t.failErr = err
 		close(t.failed)
+		signal(t.notify)
+		if t.p.data != nil {
+			t.p.data.Interrupt() // a Next reading the channel returns
+		}
 		t.cancel()
 		if !t.p.isClosing() {
 			t.p.log.Error("source task failed", "task", t.name, "error", err)
@@ -235,9 +243,9 @@ func (t *SourceTask) fail(err error) {
 }
 
 // handle takes the plugin's messages and the stream's end, one at a time
-// (deliver). It never blocks: under protocol version 2 it runs on the data
-// channel's reading goroutine, so a batch reaches the goroutine waiting in
-// Next without a hand-off through another goroutine.
+// (deliver). It never blocks: under protocol version 2 it runs on the
+// goroutine reading the data channel, which is the one waiting in Next
+// unless another call reads at the time (awaitBatch).
 func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 	if t.ended {
 		return
@@ -293,6 +301,7 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 		}
 		select {
 		case t.batches <- asm:
+			signal(t.notify)
 		default:
 			t.end(t.protoErr("poll batch sent without a credit"))
 			return
@@ -415,9 +424,42 @@ func (t *SourceTask) Next(ctx context.Context) (*SourceBatch, error) {
 		return t.took(b)
 	default:
 	}
+	if t.aw != nil {
+		return t.awaitBatch(ctx)
+	}
 	select {
 	case b := <-t.batches:
 		return t.took(b)
+	case <-t.failed:
+		return nil, t.failErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// awaitBatch is Next's wait under protocol version 2: the caller reads
+// the data channel itself while nobody else does (datachan.Conn.Await),
+// so a batch reaches it without a hand-off between goroutines.
+func (t *SourceTask) awaitBatch(ctx context.Context) (*SourceBatch, error) {
+	done := func() bool { return len(t.batches) > 0 || t.Err() != nil }
+	for {
+		err := t.aw.Await(ctx, time.Time{}, done, t.notify)
+		select {
+		case b := <-t.batches:
+			return t.took(b)
+		default:
+		}
+		if err != nil || t.Err() != nil {
+			break
+		}
+		// done held, but a concurrent Next took the batch.
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// The task failed, or the channel did: then the task's failure
+	// follows once the process's exit is known (handle), with its trace.
+	select {
 	case <-t.failed:
 		return nil, t.failErr
 	case <-ctx.Done():

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,9 +51,9 @@ type Options struct {
 	// progress for this long (0: never).
 	WriteTimeout time.Duration
 	// Decode turns a message frame of a stream of the given kind into the
-	// value Recv returns. It runs on the reading goroutine: meta is only
-	// valid during the call, bulk may be kept. An error fails that stream
-	// (not the channel) with ErrProtocol.
+	// value Recv returns. It runs on the goroutine reading the channel:
+	// meta is only valid during the call, bulk may be kept. An error fails
+	// that stream (not the channel) with ErrProtocol.
 	Decode func(kind byte, meta, bulk []byte) (any, error)
 	// Accept (plugin side) serves a stream the host opened, on its own
 	// goroutine. It must end the stream with Stream.End.
@@ -73,6 +75,22 @@ type Conn struct {
 	// so concurrent Opens must not send their frames out of order.
 	openMu sync.Mutex
 
+	// Reading. One goroutine at a time reads the socket: the holder of the
+	// role token (role holds the token while nobody reads). A goroutine
+	// waiting for a message takes the role when it is free and reads
+	// itself (Await), so the message it waits for reaches it without
+	// waking another goroutine; the channel's own goroutine reads only
+	// while no waiter has read for a while (background).
+	role    chan struct{}
+	raw     *rawSock
+	br      *bufio.Reader
+	fr      *FrameReader
+	hello   bool          // the plugin's hello was read (role holder only)
+	inFrame bool          // reading inside a frame: deadlines wait (role holder only)
+	leads   atomic.Uint64 // times a waiter took the role
+	wanting atomic.Int32  // waiters that would take the role
+	bgHolds atomic.Bool   // the channel's goroutine holds the role
+
 	mu        sync.Mutex
 	streams   map[uint32]*Stream
 	lastID    uint32 // host: last stream opened; plugin: highest stream the host opened
@@ -93,13 +111,20 @@ func New(nc net.Conn, opts Options) (*Conn, error) {
 	c := &Conn{
 		nc: nc, opts: opts, w: newWriter(nc, opts.WriteTimeout),
 		streams: map[uint32]*Stream{}, failed: make(chan struct{}), readerEnd: make(chan struct{}),
+		role: make(chan struct{}, 1), hello: opts.Role == Plugin, // the plugin expects none
 	}
+	c.raw = newRawSock(nc)
+	c.w.raw = c.raw
+	c.br = bufio.NewReaderSize(patientReader{c}, readBuffer)
+	c.fr = NewFrameReader(c.br, opts.MaxBody)
+	c.fr.Alloc = c.pool.get
 	if opts.Role == Plugin {
 		if err := c.send(TypeHello, 0, Hello, nil); err != nil {
 			return nil, err
 		}
 	}
-	go c.read()
+	c.role <- struct{}{}
+	go c.background()
 	return c, nil
 }
 
@@ -188,7 +213,7 @@ func (c *Conn) Open(ctx context.Context, kind byte) (*Stream, error) {
 	return s, nil
 }
 
-// readBuffer is the size of the reading goroutine's buffer. It holds
+// readBuffer is the size of the channel's read buffer. It holds
 // headers, metas and runs of small frames; a frame's bulk goes past it,
 // straight from the socket into the bulk's own buffer once what is already
 // buffered was copied. A large buffer would pull most of a batch through
@@ -196,33 +221,67 @@ func (c *Conn) Open(ctx context.Context, kind byte) (*Stream, error) {
 // batch, a tenth of the receiving process's CPU at batch 100).
 const readBuffer = 4 << 10
 
-func (c *Conn) read() {
-	defer close(c.readerEnd)
-	fr := NewFrameReader(bufio.NewReaderSize(c.nc, readBuffer), c.opts.MaxBody)
-	fr.Alloc = c.pool.get
-	hello := c.opts.Role == Plugin // the plugin expects none
+// patientReader reads the socket for the role holder. Inside a frame it
+// waits out deadlines (set to wake the holder between frames: a frame
+// half read cannot be resumed by another goroutine).
+type patientReader struct{ c *Conn }
+
+func (p patientReader) Read(b []byte) (int, error) {
 	for {
-		f, err := fr.Next()
-		if err != nil {
-			if !hello && errors.Is(err, ErrProtocol) {
-				err = fmt.Errorf("the channel does not start with the connectd hello: %w", err)
-			}
-			c.fail(readError(err))
-			return
+		var n int
+		var err error
+		if p.c.raw != nil {
+			n, err = p.c.raw.Read(b)
+		} else {
+			n, err = p.c.nc.Read(b)
 		}
-		if !hello {
-			if f.Type != TypeHello || !bytes.Equal(f.Meta, Hello) {
-				c.fail(fmt.Errorf("%w: the channel does not start with the connectd hello (frame type %d, %d meta bytes)", ErrProtocol, f.Type, len(f.Meta)))
-				return
-			}
-			hello = true
+		if n == 0 && err != nil && p.c.inFrame && errors.Is(err, os.ErrDeadlineExceeded) {
+			_ = p.c.nc.SetReadDeadline(time.Time{})
 			continue
 		}
-		if err := c.dispatch(f); err != nil {
-			c.fail(err)
-			return
-		}
+		return n, err
 	}
+}
+
+// readOne reads one frame and dispatches it; the caller holds the role.
+// A deadline that passes before the frame starts returns
+// os.ErrDeadlineExceeded and leaves the channel working; any other error
+// fails the channel and is returned.
+func (c *Conn) readOne() error {
+	if _, err := c.br.Peek(1); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+		return c.readFailed(err)
+	}
+	c.inFrame = true
+	f, err := c.fr.Next()
+	c.inFrame = false
+	if err != nil {
+		return c.readFailed(err)
+	}
+	if !c.hello {
+		if f.Type != TypeHello || !bytes.Equal(f.Meta, Hello) {
+			err := fmt.Errorf("%w: the channel does not start with the connectd hello (frame type %d, %d meta bytes)", ErrProtocol, f.Type, len(f.Meta))
+			c.fail(err)
+			return err
+		}
+		c.hello = true
+		return nil
+	}
+	if err := c.dispatch(f); err != nil {
+		c.fail(err)
+		return err
+	}
+	return nil
+}
+
+func (c *Conn) readFailed(err error) error {
+	if !c.hello && errors.Is(err, ErrProtocol) {
+		err = fmt.Errorf("the channel does not start with the connectd hello: %w", err)
+	}
+	c.fail(readError(err))
+	return c.Err()
 }
 
 func readError(err error) error {
@@ -239,7 +298,7 @@ func readError(err error) error {
 	return fmt.Errorf("%w: %v", ErrPeerClosed, err)
 }
 
-// dispatch handles one frame on the reading goroutine. An error fails the
+// dispatch handles one frame for the role holder. An error fails the
 // whole channel.
 func (c *Conn) dispatch(f Frame) error {
 	switch {
@@ -379,7 +438,7 @@ func (s *Stream) push(v any) {
 }
 
 // Handle makes the stream hand its messages to h as they arrive, on the
-// channel's reading goroutine, instead of queueing them for Recv: a
+// goroutine reading the channel, instead of queueing them for Recv: a
 // receiver that never waits saves the hand-off to a goroutine parked in
 // Recv (a thread wake-up per message, the larger part of a round trip's
 // fixed cost). Messages queued before the call go to h first, on the
@@ -440,6 +499,7 @@ func (s *Stream) finish(err error, remote bool) {
 	}
 	s.wake()
 	s.deliverEnd()
+	s.c.kick() // a reader waiting for this stream's messages is done
 }
 
 // abort fails the stream locally with err and tells the peer: the host
@@ -467,8 +527,32 @@ func (s *Stream) Recv() (any, error) {
 		if v, ok, err := s.TryRecv(); ok || err != nil {
 			return v, err
 		}
-		<-s.notify
+		if err := s.c.Await(context.Background(), time.Time{}, s.pending, s.notify); err != nil {
+			if v, ok, serr := s.TryRecv(); ok || serr != nil {
+				return v, serr
+			}
+			return nil, err
+		}
 	}
+}
+
+// pending reports whether TryRecv has something to return.
+func (s *Stream) pending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.head < len(s.q) || s.end != nil
+}
+
+// AwaitMessage waits until TryRecv has something to return (a message or
+// the end), ctx is done, or the channel fails, reading the channel itself
+// while nobody else does (Conn.Await).
+func (s *Stream) AwaitMessage(ctx context.Context) error {
+	return s.c.Await(ctx, time.Time{}, s.pending, s.notify)
+}
+
+// Await is Conn.Await of the stream's channel.
+func (s *Stream) Await(ctx context.Context, deadline time.Time, done func() bool, wake <-chan struct{}) error {
+	return s.c.Await(ctx, deadline, done, wake)
 }
 
 // TryRecv is Recv without waiting: ok is false when no message is queued

@@ -96,6 +96,37 @@ func echo(kind byte, s *Stream) {
 	}
 }
 
+// echoPair returns a host channel with a stream of kind 1 opened to a
+// plugin channel that serves it with echo.
+func echoPair(t *testing.T) (*Conn, *Stream) {
+	t.Helper()
+	a, b := socketpair(t)
+	host := hostConn(t, a, 10*time.Second)
+	pluginConn(t, b, echo)
+	s, err := host.Open(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host, s
+}
+
+// echoed sends meta and bulk on a stream that echo serves and checks the
+// reply: the stream's kind, then meta and bulk unchanged.
+func echoed(s *Stream, kind byte, meta, bulk []byte) error {
+	if err := s.Send(meta, bulk); err != nil {
+		return err
+	}
+	v, err := s.Recv()
+	if err != nil {
+		return err
+	}
+	m := v.(msg)
+	if m.meta[0] != kind || !bytes.Equal(m.meta[1:], meta) || !bytes.Equal(m.bulk, bulk) {
+		return fmt.Errorf("reply differs (%d meta, %d bulk bytes)", len(m.meta), len(m.bulk))
+	}
+	return nil
+}
+
 func recvWithin(t *testing.T, s *Stream, d time.Duration) (any, error) {
 	t.Helper()
 	type res struct {
@@ -140,18 +171,8 @@ func TestStreamsMultiplexed(t *testing.T) {
 					meta = bytes.Repeat(meta, 3000) // a meta written in place too
 				}
 				bulk := bytes.Repeat([]byte{byte(n), byte(i)}, size/2)
-				if err := s.Send(meta, bulk); err != nil {
-					errs <- err
-					return
-				}
-				v, err := s.Recv()
-				if err != nil {
+				if err := echoed(s, kind, meta, bulk); err != nil {
 					errs <- fmt.Errorf("stream %d message %d: %w", n, i, err)
-					return
-				}
-				m := v.(msg)
-				if m.meta[0] != kind || !bytes.Equal(m.meta[1:], meta) || !bytes.Equal(m.bulk, bulk) {
-					errs <- fmt.Errorf("stream %d message %d: reply differs (%d meta, %d bulk bytes)", n, i, len(m.meta), len(m.bulk))
 					return
 				}
 			}
@@ -177,13 +198,7 @@ func TestStreamsMultiplexed(t *testing.T) {
 // TestPipelined: many messages in flight at once (not ping-pong) arrive in
 // order; small frames sent during a write go out together.
 func TestPipelined(t *testing.T) {
-	a, b := socketpair(t)
-	host := hostConn(t, a, 10*time.Second)
-	pluginConn(t, b, echo)
-	s, err := host.Open(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := echoPair(t)
 	const n = 5000
 	go func() {
 		for i := range n {
@@ -462,13 +477,7 @@ func TestWriteTimeout(t *testing.T) {
 }
 
 func TestSendLimits(t *testing.T) {
-	a, b := socketpair(t)
-	host := hostConn(t, a, 10*time.Second)
-	pluginConn(t, b, echo)
-	s, err := host.Open(context.Background(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	host, s := echoPair(t)
 	if err := s.Send([]byte("m"), make([]byte, testMax)); err == nil {
 		t.Fatal("a message above MaxBody was sent")
 	}

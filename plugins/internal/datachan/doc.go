@@ -16,16 +16,27 @@
 //
 // Flow control is the protocol's: the task streams' credits bound what a
 // peer may send, and the receiving side rejects what exceeds them. The
-// reading goroutine never waits for a consumer (each stream queues what
-// arrived, or hands it to a handler that must not block: Stream.Handle),
-// so one slow task cannot stall the others; a writer that makes no
-// progress within the write timeout fails the channel.
+// goroutine reading the channel never waits for a consumer (each stream
+// queues what arrived, or hands it to a handler that must not block:
+// Stream.Handle), so one slow task cannot stall the others; a writer that
+// makes no progress within the write timeout fails the channel.
 //
 // Every goroutine that a message wakes on its way costs a thread wake-up,
-// which is most of a round trip's fixed cost between two processes: a
-// consumer that never blocks takes messages on the reading goroutine
-// (Handle), one that must also wait for other events selects on Ready and
-// drains TryRecv, so neither needs a goroutine of its own in between.
+// which is most of a round trip's fixed cost between two processes. So
+// the channel has no fixed reading goroutine: one goroutine at a time
+// reads the socket, the holder of a reading role, and a goroutine that
+// waits for a message takes the role when nobody holds it and reads
+// itself (Conn.Await, Stream.Recv, Stream.AwaitMessage), dispatching what
+// arrives for every stream. The message it waits for then wakes it
+// straight from the network poller, as a plain blocking read would. The
+// channel's own goroutine reads only after waiters have left the socket
+// alone for a few milliseconds, so that what arrives unasked for (a
+// stream's end, the peer's failure) is still handled, and gives the role
+// up between two frames as soon as a waiter wants it. A consumer that
+// never blocks takes messages where they are read (Handle). On Linux
+// the socket's reads and writes skip the runtime's system call
+// bookkeeping (rawio_linux.go), which would wake the runtime's monitor
+// thread on every round trip.
 //
 // It must not interpret messages (plugins/internal/wire decodes them) or
 // decide what a failure means for a task (plugins and plugins/host do).

@@ -30,6 +30,7 @@ const (
 // channel costs a send no goroutine hand-off.
 type writer struct {
 	nc      net.Conn
+	raw     *rawSock // nil: write through nc
 	timeout time.Duration
 
 	mu      sync.Mutex
@@ -161,8 +162,13 @@ func (w *writer) write(buf []byte, refs []ref) error {
 	if w.timeout > 0 {
 		_ = w.nc.SetWriteDeadline(time.Now().Add(w.timeout))
 	}
-	bufs := iov // WriteTo consumes its receiver
-	_, err := bufs.WriteTo(w.nc)
+	var err error
+	if w.raw != nil {
+		err = w.raw.writev(iov)
+	} else {
+		bufs := iov // WriteTo consumes its receiver
+		_, err = bufs.WriteTo(w.nc)
+	}
 	clear(w.iov[:cap(w.iov)])
 	if err == nil {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -134,6 +135,11 @@ func OpenSource(ctx context.Context, c *datachan.Conn) (*SourceClient, error) {
 
 func (c *SourceClient) Send(m *pluginpb.SourceRequest) error { return c.send(m, nil) }
 
+// Await is datachan.Conn.Await of the stream's channel.
+func (c *SourceClient) Await(ctx context.Context, deadline time.Time, done func() bool, wake <-chan struct{}) error {
+	return c.s.Await(ctx, deadline, done, wake)
+}
+
 func (c *SourceClient) Recv() (*pluginpb.SourceResponse, error) {
 	v, err := c.s.Recv()
 	if err != nil {
@@ -168,6 +174,11 @@ func (c *SinkClient) Send(m *pluginpb.SinkRequest) error {
 		return c.send(m, &p.Records)
 	}
 	return c.send(m, nil)
+}
+
+// Await is datachan.Conn.Await of the stream's channel.
+func (c *SinkClient) Await(ctx context.Context, deadline time.Time, done func() bool, wake <-chan struct{}) error {
+	return c.s.Await(ctx, deadline, done, wake)
 }
 
 func (c *SinkClient) Recv() (*pluginpb.SinkResponse, error) {
@@ -273,8 +284,9 @@ func (c *SinkServer) TryRecv() (m *pluginpb.SinkRequest, ok bool, err error) {
 	return v.(*pluginpb.SinkRequest), true, nil
 }
 
-// Ready receives a value when a message or the end may have arrived since
-// TryRecv last found nothing.
-func (c *SinkServer) Ready() <-chan struct{} { return c.s.Ready() }
+// Wait returns once TryRecv has something to return or ctx is done,
+// reading the channel on the calling goroutine while nobody else does
+// (datachan.Stream.AwaitMessage).
+func (c *SinkServer) Wait(ctx context.Context) { _ = c.s.AwaitMessage(ctx) }
 
 func (c *SinkServer) Context() context.Context { return c.s.Context() }

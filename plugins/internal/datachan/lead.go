@@ -1,0 +1,205 @@
+package datachan
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+)
+
+// ErrAwaitTimeout: Await's deadline passed before its condition held.
+var ErrAwaitTimeout = errors.New("datachan: await deadline passed")
+
+// quietTick is how long waiters must have left the socket alone before
+// the channel's own goroutine reads it again: between a waiter's calls (a
+// sink's puts, a source's batches) what arrives unasked for, such as a
+// stream's end, waits about two ticks in the socket at most. While one
+// waiter holds the role for long (a slow call; it reads everything that
+// arrives meanwhile) the ticks grow to maxQuietTick, so that a slow call
+// costs no wake-ups every 2 ms; after it, the wait can be one such tick.
+const (
+	quietTick    = 2 * time.Millisecond
+	maxQuietTick = 64 * time.Millisecond
+)
+
+// aLongTimeAgo is a read deadline that has passed: setting it wakes the
+// role holder from its read.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// Await waits until done reports true, ctx is done, deadline (if not zero)
+// passes, or the channel fails. While no other goroutine reads the
+// channel, the calling goroutine reads it and dispatches what arrives (for
+// every stream, not only the caller's): the message it waits for then
+// reaches it without a hand-off between goroutines, each of which costs a
+// thread wake-up, the larger part of a round trip between two processes.
+//
+// done is called with no lock held, on the calling goroutine; it must be
+// cheap and must not block. wake must receive a value whenever done may
+// have become true by a delivery on another goroutine (a stream's Ready,
+// or the caller's own notification channel); Await drains it.
+//
+// It returns nil once done is true, ctx.Err(), ErrAwaitTimeout, or the
+// channel's error.
+func (c *Conn) Await(ctx context.Context, deadline time.Time, done func() bool, wake <-chan struct{}) error {
+	if done() {
+		return nil
+	}
+	c.wanting.Add(1)
+	defer c.wanting.Add(-1)
+	var timeout <-chan time.Time
+	for !done() {
+		select {
+		case <-c.role:
+			if err := c.lead(ctx, deadline, done); err != nil {
+				return err
+			}
+			continue
+		default:
+		}
+		if c.bgHolds.Load() {
+			c.kick() // the channel's goroutine gives the role up between frames
+		}
+		if timeout == nil && !deadline.IsZero() {
+			t := time.NewTimer(time.Until(deadline))
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-wake:
+		case <-c.role:
+			if err := c.lead(ctx, deadline, done); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.failed:
+			if done() {
+				return nil
+			}
+			return c.Err()
+		case <-timeout:
+			return ErrAwaitTimeout
+		}
+	}
+	return nil
+}
+
+// kick wakes the role holder from its read (between frames).
+func (c *Conn) kick() { _ = c.nc.SetReadDeadline(aLongTimeAgo) }
+
+// Interrupt makes the goroutine reading the channel, if any, check its
+// condition again: a goroutine that makes an Await's done true other than
+// by a delivery of this channel (a watchdog failing a task) calls it after
+// the change.
+func (c *Conn) Interrupt() { c.kick() }
+
+// lead reads for a waiter that took the role, until done, and gives the
+// role back.
+func (c *Conn) lead(ctx context.Context, deadline time.Time, done func() bool) error {
+	c.leads.Add(1)
+	defer func() {
+		_ = c.nc.SetReadDeadline(time.Time{})
+		c.role <- struct{}{}
+	}()
+	if !deadline.IsZero() {
+		_ = c.nc.SetReadDeadline(deadline)
+	}
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, c.kick)
+		defer stop()
+	}
+	for !done() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := c.readOne()
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			if done() {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			return ErrAwaitTimeout
+		}
+		// Another waiter's kick, meant for the channel's goroutine, or
+		// a cancelled waiter's that has gone: read on.
+		_ = c.nc.SetReadDeadline(deadline)
+	}
+	return nil
+}
+
+// background is the channel's own goroutine: it reads while no waiter
+// does, so that what arrives unasked for (a stream's end, an opened
+// stream, the peer's failure) is dispatched without delay, and gives the
+// role up as soon as a waiter wants it.
+func (c *Conn) background() {
+	defer close(c.readerEnd)
+	<-c.role // the token starts here
+	for {
+		c.bgHolds.Store(true)
+		err := c.readIdle()
+		c.bgHolds.Store(false)
+		_ = c.nc.SetReadDeadline(time.Time{})
+		c.role <- struct{}{}
+		if err != nil || !c.awaitQuiet() {
+			return
+		}
+	}
+}
+
+// readIdle reads until a waiter wants the role or the channel fails.
+func (c *Conn) readIdle() error {
+	for c.wanting.Load() == 0 {
+		err := c.readOne()
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+		if c.wanting.Load() == 0 {
+			// A kick whose waiter was served meanwhile.
+			_ = c.nc.SetReadDeadline(time.Time{})
+		}
+	}
+	return nil
+}
+
+// awaitQuiet returns true holding the role once no waiter has taken it
+// for a whole tick, false when the channel failed. While one waiter keeps
+// the role for long (a slow call) the ticks grow, up to maxQuietTick.
+func (c *Conn) awaitQuiet() bool {
+	tick := quietTick
+	t := time.NewTimer(tick)
+	defer t.Stop()
+	seen := c.leads.Load()
+	for {
+		select {
+		case <-c.failed:
+			return false
+		case <-t.C:
+		}
+		n := c.leads.Load()
+		switch {
+		case n != seen:
+			tick = quietTick
+		case c.wanting.Load() == 0:
+			select {
+			case <-c.role:
+				return true
+			default: // a waiter is between taking the role and counting itself
+			}
+		default:
+			tick = min(2*tick, maxQuietTick)
+		}
+		seen = n
+		t.Reset(tick)
+	}
+}
