@@ -556,7 +556,7 @@ func (s *Stream) Await(ctx context.Context, deadline time.Time, done func() bool
 }
 
 // TryRecv is Recv without waiting: ok is false when no message is queued
-// and the stream has not ended (then Ready tells when to try again).
+// and the stream has not ended (then AwaitMessage waits for more).
 func (s *Stream) TryRecv() (v any, ok bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -571,11 +571,6 @@ func (s *Stream) TryRecv() (v any, ok bool, err error) {
 	}
 	return nil, false, s.end
 }
-
-// Ready receives a value when a message or the end may have arrived since
-// TryRecv last found nothing: a consumer that must also wait for other
-// events selects on it, then calls TryRecv until it finds nothing.
-func (s *Stream) Ready() <-chan struct{} { return s.notify }
 
 // Send sends one message: meta (small, structured) and bulk (records). It
 // returns once both are queued, or written if they are large; the caller

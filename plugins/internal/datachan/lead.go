@@ -35,8 +35,8 @@ var aLongTimeAgo = time.Unix(1, 0)
 //
 // done is called with no lock held, on the calling goroutine; it must be
 // cheap and must not block. wake must receive a value whenever done may
-// have become true by a delivery on another goroutine (a stream's Ready,
-// or the caller's own notification channel); Await drains it.
+// have become true by a delivery on another goroutine (a channel of
+// capacity one that the deliveries signal); Await drains it.
 //
 // It returns nil once done is true, ctx.Err(), ErrAwaitTimeout, or the
 // channel's error.
