@@ -90,6 +90,9 @@ type Conn struct {
 	leads   atomic.Uint64 // times a waiter took the role
 	wanting atomic.Int32  // waiters that would take the role
 	bgHolds atomic.Bool   // the channel's goroutine holds the role
+	// quietAgain tells the channel's goroutine that a long read by a
+	// waiter ended (capacity one).
+	quietAgain chan struct{}
 
 	mu        sync.Mutex
 	streams   map[uint32]*Stream
@@ -111,7 +114,8 @@ func New(nc net.Conn, opts Options) (*Conn, error) {
 	c := &Conn{
 		nc: nc, opts: opts, w: newWriter(nc, opts.WriteTimeout),
 		streams: map[uint32]*Stream{}, failed: make(chan struct{}), readerEnd: make(chan struct{}),
-		role: make(chan struct{}, 1), hello: opts.Role == Plugin, // the plugin expects none
+		role: make(chan struct{}, 1), quietAgain: make(chan struct{}, 1),
+		hello: opts.Role == Plugin, // the plugin expects none
 	}
 	c.raw = newRawSock(nc)
 	c.w.raw = c.raw
@@ -178,6 +182,13 @@ func (c *Conn) sendFrames(frames ...frame) error {
 	err, fatal := c.w.send(frames...)
 	if fatal {
 		c.fail(err)
+	}
+	if err != nil {
+		// A write that fails because the channel failed meanwhile (its
+		// socket closed under it) reports why the channel failed.
+		if cerr := c.Err(); cerr != nil {
+			return cerr
+		}
 	}
 	return err
 }

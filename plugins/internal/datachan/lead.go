@@ -16,7 +16,7 @@ var ErrAwaitTimeout = errors.New("datachan: await deadline passed")
 // stream's end, waits about two ticks in the socket at most. While one
 // waiter holds the role for long (a slow call; it reads everything that
 // arrives meanwhile) the ticks grow to maxQuietTick, so that a slow call
-// costs no wake-ups every 2 ms; after it, the wait can be one such tick.
+// costs no wake-ups every 2 ms; when it ends they start again from 2 ms.
 const (
 	quietTick    = 2 * time.Millisecond
 	maxQuietTick = 64 * time.Millisecond
@@ -97,9 +97,18 @@ func (c *Conn) Interrupt() { c.kick() }
 // role back.
 func (c *Conn) lead(ctx context.Context, deadline time.Time, done func() bool) error {
 	c.leads.Add(1)
+	start := time.Now()
 	defer func() {
 		_ = c.nc.SetReadDeadline(time.Time{})
 		c.role <- struct{}{}
+		if time.Since(start) > quietTick {
+			// The channel's goroutine may have slowed its ticks during
+			// this long read: have it look again soon.
+			select {
+			case c.quietAgain <- struct{}{}:
+			default:
+			}
+		}
 	}()
 	if !deadline.IsZero() {
 		_ = c.nc.SetReadDeadline(deadline)
@@ -174,7 +183,8 @@ func (c *Conn) readIdle() error {
 
 // awaitQuiet returns true holding the role once no waiter has taken it
 // for a whole tick, false when the channel failed. While one waiter keeps
-// the role for long (a slow call) the ticks grow, up to maxQuietTick.
+// the role for long (a slow call) the ticks grow, up to maxQuietTick, and
+// start again from quietTick when that waiter is done (quietAgain).
 func (c *Conn) awaitQuiet() bool {
 	tick := quietTick
 	t := time.NewTimer(tick)
@@ -184,6 +194,10 @@ func (c *Conn) awaitQuiet() bool {
 		select {
 		case <-c.failed:
 			return false
+		case <-c.quietAgain:
+			tick = quietTick
+			t.Reset(tick) // no stale tick is received after Reset (Go ≥ 1.23)
+			continue
 		case <-t.C:
 		}
 		n := c.leads.Load()
@@ -194,7 +208,7 @@ func (c *Conn) awaitQuiet() bool {
 			select {
 			case <-c.role:
 				return true
-			default: // a waiter is between taking the role and counting itself
+			default: // a waiter came and took the role since wanting was read
 			}
 		default:
 			tick = min(2*tick, maxQuietTick)
