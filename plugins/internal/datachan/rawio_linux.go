@@ -16,8 +16,9 @@ import (
 // bookkeeping buys nothing here, and it costs a thread wake-up: the first
 // bookkept call after every part of the process went idle wakes the
 // runtime's monitor thread, which then sleeps in 20 µs steps until the
-// process is idle again, on every round trip (strace: about one
-// monitor wake-up and five timed sleeps per put before, none after).
+// process is idle again, on every round trip (perf stat of the sink
+// benchmark at batch 1, both processes: 1.1 nanosleep calls per put
+// without this, 0.02 with it).
 // Waiting for the socket still goes through the runtime's network poller
 // (syscall.RawConn), and deadlines work as for net.Conn.
 type rawSock struct{ rc syscall.RawConn }
