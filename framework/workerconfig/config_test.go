@@ -79,6 +79,9 @@ func TestDefaultsAreKafkaConnects(t *testing.T) {
 	if !slices.Equal(c.Listeners, []string{"http://:8083"}) {
 		t.Errorf("listeners %v", c.Listeners)
 	}
+	if w.PluginLaunch.SpinWait != 50*time.Microsecond {
+		t.Errorf("plugin.spin.wait.us default gives %v, want 50µs", w.PluginLaunch.SpinWait)
+	}
 }
 
 func TestSettingsReachTheirConfigs(t *testing.T) {
@@ -103,6 +106,7 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"metrics.listener", "http://127.0.0.1:9404",
 		"plugin.gogc", "300",
 		"plugin.gomemlimit", "512MiB",
+		"plugin.spin.wait.us", "0",
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +147,9 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	if l := c.Worker.PluginLaunch; l.GOGC != "300" || l.GOMemLimit != "512MiB" {
 		t.Errorf("plugin GC settings %q %q", l.GOGC, l.GOMemLimit)
 	}
+	if s := c.Worker.PluginLaunch.SpinWait; s >= 0 {
+		t.Errorf("plugin.spin.wait.us=0 gives SpinWait %v, want a negative value (never poll)", s)
+	}
 }
 
 // Every invalid value stops parsing with an error that names the key.
@@ -174,6 +181,7 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"zero log rate", with("plugin.log.lines.per.second", "0"), "plugin.log.lines.per.second"},
 		{"bad plugin gogc", with("plugin.gogc", "lots"), "plugin.gogc"},
 		{"bad plugin memory limit", with("plugin.gomemlimit", "1 GB"), "plugin.gomemlimit"},
+		{"negative spin wait", with("plugin.spin.wait.us", "-5"), "plugin.spin.wait.us"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.props)

@@ -53,6 +53,9 @@ const (
 	// EnvDataFD is the file descriptor number of the plugin's end of the
 	// data channel (protocol version 2).
 	EnvDataFD = "CONNECTD_PLUGIN_DATA_FD"
+	// EnvSpinWait is how long, in microseconds, the plugin's waits on the
+	// data channel poll the socket before sleeping (0: never).
+	EnvSpinWait = "CONNECTD_PLUGIN_SPIN_WAIT_US"
 )
 
 // Limits and defaults shared by both sides.
@@ -79,6 +82,22 @@ const (
 	ConnWindowBytes   = 64 << 20
 	SocketBufferBytes = 1 << 20
 )
+
+// DefaultSpinWait is how long a wait on the data channel polls the socket
+// before its thread sleeps, on both sides (datachan.Options.SpinWait). It
+// covers a plugin's answer to a put of a few hundred records; a sleeping
+// thread's wake-up costs 10–25 µs on this project's 2-core virtual
+// machine (docs/benchmarks.md, "Polling before sleeping").
+const DefaultSpinWait = 50 * time.Microsecond
+
+// SpinWaitFromEnv parses EnvSpinWait, falling back to DefaultSpinWait
+// when it is unset or invalid.
+func SpinWaitFromEnv(get func(string) string) time.Duration {
+	if n, err := strconv.Atoi(get(EnvSpinWait)); err == nil && n >= 0 {
+		return time.Duration(n) * time.Microsecond
+	}
+	return DefaultSpinWait
+}
 
 // MaxMessageBytesFromEnv parses EnvMaxMessageBytes, falling back to the
 // default when it is unset or invalid.
