@@ -94,7 +94,8 @@ type Conn struct {
 	hello   bool // the plugin's hello was read (role holder only)
 	inFrame bool // reading inside a frame: deadlines wait (role holder only)
 	// Polling before sleeping (spin.go): spinning is set while a waiter
-	// holds the role; the rest belongs to the role holder but the counts.
+	// holds the role; these fields belong to the role holder, except the
+	// atomic counts.
 	spinWait    time.Duration // Options.SpinWait where polling can help
 	spinning    bool
 	spinSkip    int // waits left that do not poll

@@ -18,8 +18,8 @@ import (
 // with nothing new) would waste the whole spin every time, so a poll that
 // comes up empty makes the next waits skip polling: 1, 2, 4 and up to
 // maxSpinSkip of them after consecutive misses; a poll that finds its
-// message starts over. A worker whose calls take milliseconds thus spins
-// in about one wait in sixty-four.
+// message starts over. A worker whose calls take milliseconds thus polls
+// in one wait of every 65, once the skips have grown.
 
 // spinWaitFor is the polling a channel does with SpinWait asked for: none
 // on a single CPU, where the peer cannot answer while the waiter polls.
