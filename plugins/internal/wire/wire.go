@@ -85,9 +85,9 @@ const (
 
 // DefaultSpinWait is how long a wait on the data channel polls the socket
 // before its thread sleeps, on both sides (datachan.Options.SpinWait). It
-// covers a plugin's answer to a put of a few hundred records; a sleeping
-// thread's wake-up costs 10–25 µs on this project's 2-core virtual
-// machine (docs/benchmarks.md, "Polling before sleeping").
+// covers a plugin's answer to a put of a hundred records; a sleeping
+// thread's wake-up cost 10–25 µs on the 2-core virtual machine the
+// benchmarks ran on (docs/benchmarks.md, "Polling before sleeping").
 const DefaultSpinWait = 50 * time.Microsecond
 
 // SpinWaitFromEnv parses EnvSpinWait, falling back to DefaultSpinWait
