@@ -56,7 +56,7 @@ func (h *Herder) typed(snap *Snapshot, name string) (map[string]string, Connecto
 
 // Offsets is GET /connectors/{c}/offsets.
 func (h *Herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return ConnectorOffsets{}, err
 	}
