@@ -40,8 +40,12 @@ type tailReader struct {
 	checkEvery time.Duration
 	stallAfter time.Duration
 
-	mu        sync.Mutex
-	consumer  *kafka.Consumer
+	mu       sync.Mutex
+	consumer *kafka.Consumer
+	// use is held shared by calls on the consumer from outside the poll
+	// loop (withConsumer) and exclusively before a consumer is closed, so
+	// that no such call is in flight on a client being destroyed.
+	use       sync.RWMutex
 	positions map[int32]int64 // next offset to read, per partition seen
 	parts     []int32
 
@@ -79,6 +83,14 @@ func (r *tailReader) current() *kafka.Consumer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.consumer
+}
+
+// withConsumer runs fn on the current consumer, which is not closed
+// before fn returns.
+func (r *tailReader) withConsumer(fn func(c *kafka.Consumer) error) error {
+	r.use.RLock()
+	defer r.use.RUnlock()
+	return fn(r.current())
 }
 
 // start assigns parts from their beginning and reads until ctx ends.
@@ -219,6 +231,8 @@ func (r *tailReader) replace() {
 	r.closers.Add(1)
 	go func() {
 		defer r.closers.Done()
+		r.use.Lock()
+		r.use.Unlock()
 		old.Close()
 	}()
 }
@@ -230,7 +244,9 @@ func (r *tailReader) close() {
 		<-r.pollDone
 		<-r.watchEnd
 	}
+	r.use.Lock()
 	r.current().Close()
+	r.use.Unlock()
 	done := make(chan struct{})
 	go func() {
 		r.closers.Wait()
