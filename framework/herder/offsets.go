@@ -71,7 +71,7 @@ func (h *Herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, er
 		}
 		list, err := offsets.SinkOffsets(ctx, h.member.admin, name)
 		if err != nil {
-			return out, err
+			return out, transient(ctx, err)
 		}
 		for _, o := range list {
 			out.Offsets = append(out.Offsets, ConnectorOffset{
@@ -87,7 +87,7 @@ func (h *Herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, er
 	}
 	list, err := store.Read(ctx, name)
 	if err != nil {
-		return out, err
+		return out, transient(ctx, err)
 	}
 	for _, o := range list {
 		var p, v map[string]any
