@@ -16,16 +16,18 @@ const (
 	HealthUnhealthy = "unhealthy"
 )
 
-// healthReadBound bounds each topic read of a health check, so that the
-// whole check stays well within the REST layer's 10 s.
-const healthReadBound = 4 * time.Second
+// healthBound bounds a whole health check, so that /health answers within
+// the REST layer's 10 s and a probe's timeout even when Kafka does not
+// answer (some client calls are bounded only by their own timeouts; the
+// check then finishes in the background and its answer is dropped).
+const healthBound = 8 * time.Second
 
 // Health is GET /health. It answers healthy only when this worker can serve
-// every REST request now: it has started, has read the config and status
-// topics to their ends, knows the leader (and, on another worker than the
-// leader, the session key that signs forwarded requests), and its
-// assignment loop answers. Anything else is "starting" until the worker has
-// been ready once, "unhealthy" afterwards, with the reason in Message.
+// every REST request now: it has started, knows the leader (and, on another
+// worker than the leader, has the session key that signs forwarded
+// requests), its assignment loop answers, and it has read the config and
+// status topics to their ends. Anything else is "starting" until the worker
+// has been ready once, "unhealthy" afterwards, with the reason in Message.
 func (h *Herder) Health(ctx context.Context) Health {
 	if h.stopping.Load() {
 		return Health{Status: HealthUnhealthy, Message: "Worker is shutting down."}
@@ -33,40 +35,46 @@ func (h *Herder) Health(ctx context.Context) Health {
 	if !h.started.Load() {
 		return Health{Status: HealthStarting, Message: "Worker is still starting up. Current stage: " + *h.stage.Load() + "."}
 	}
-	notReady := func(why string) Health {
-		st := HealthUnhealthy
-		if !h.readyOnce.Load() {
-			st = HealthStarting
-		}
-		return Health{Status: st, Message: "Worker cannot serve every request yet: " + why + "."}
+	ctx, cancel := context.WithTimeout(ctx, healthBound)
+	defer cancel()
+	done := make(chan Health, 1)
+	go func() { done <- h.checkReady(ctx) }()
+	select {
+	case hl := <-done:
+		return hl
+	case <-ctx.Done():
+		return h.notReady(fmt.Sprintf("the readiness checks did not finish within %v (is Kafka reachable?)", healthBound))
 	}
-	rctx, cancel := context.WithTimeout(ctx, healthReadBound)
-	_, err := h.configs.readToEnd(rctx)
-	cancel()
-	if err != nil {
-		return notReady(fmt.Sprintf("it has not read the config topic %s to its end (%v)", h.cfg.ConfigTopic, err))
+}
+
+func (h *Herder) notReady(why string) Health {
+	st := HealthUnhealthy
+	if !h.readyOnce.Load() {
+		st = HealthStarting
 	}
-	rctx, cancel = context.WithTimeout(ctx, healthReadBound)
-	err = h.statuses.readToEnd(rctx)
-	cancel()
-	if err != nil {
-		return notReady(fmt.Sprintf("it has not read the status topic %s to its end (%v)", h.cfg.StatusTopic, err))
-	}
+	return Health{Status: st, Message: "Worker cannot serve every request yet: " + why + "."}
+}
+
+func (h *Herder) checkReady(ctx context.Context) Health {
 	// The same check a leader-only write makes: from a healthy answer on,
 	// a create either runs here or is forwarded to a known leader.
 	var nl *NotLeaderError
 	switch err := h.leaderOnly(); {
 	case errors.As(err, &nl):
 		if _, _, ok := h.SessionKey(); !ok {
-			return notReady("it has not read the inter-worker session key that signs requests forwarded to the leader")
+			return h.notReady("it has not read the inter-worker session key that signs requests forwarded to the leader")
 		}
 	case err != nil:
-		return notReady("no leader is known (a rebalance is underway)")
+		return h.notReady("no leader is known (a rebalance is underway)")
 	}
-	pctx, cancel := context.WithTimeout(ctx, 2*healthReadBound)
-	defer cancel()
-	if err := h.local.ping(pctx); err != nil {
+	if err := h.local.ping(ctx); err != nil {
 		return Health{Status: HealthUnhealthy, Message: "Worker was unable to handle this request and may be unable to handle other requests: its assignment loop did not answer."}
+	}
+	if _, err := h.configs.readToEnd(ctx); err != nil {
+		return h.notReady(fmt.Sprintf("it has not read the config topic %s to its end (%v)", h.cfg.ConfigTopic, err))
+	}
+	if err := h.statuses.readToEnd(ctx); err != nil {
+		return h.notReady(fmt.Sprintf("it has not read the status topic %s to its end (%v)", h.cfg.StatusTopic, err))
 	}
 	h.readyOnce.Store(true)
 	return Health{Status: HealthHealthy, Message: "Worker has completed startup and is ready to handle requests."}
