@@ -2,6 +2,7 @@ package herder
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -42,10 +43,12 @@ type tailReader struct {
 
 	mu       sync.Mutex
 	consumer *kafka.Consumer
-	// use is held shared by calls on the consumer from outside the poll
-	// loop (withConsumer) and exclusively before a consumer is closed, so
-	// that no such call is in flight on a client being destroyed.
-	use       sync.RWMutex
+	// users counts the calls on consumer made from outside the poll loop
+	// (withConsumer); a consumer is closed only once its calls are done,
+	// so none is in flight on a client being destroyed. closed: close has
+	// begun, no new call starts.
+	users     *sync.WaitGroup
+	closed    bool
 	positions map[int32]int64 // next offset to read, per partition seen
 	parts     []int32
 
@@ -71,6 +74,7 @@ func newTailReader(log *slog.Logger, topic string, newConsumer func() (*kafka.Co
 		checkEvery:  time.Second,
 		stallAfter:  stallAfter,
 		consumer:    c,
+		users:       new(sync.WaitGroup),
 		positions:   map[int32]int64{},
 		stall:       make(chan struct{}, 1),
 		pollDone:    make(chan struct{}),
@@ -88,9 +92,16 @@ func (r *tailReader) current() *kafka.Consumer {
 // withConsumer runs fn on the current consumer, which is not closed
 // before fn returns.
 func (r *tailReader) withConsumer(fn func(c *kafka.Consumer) error) error {
-	r.use.RLock()
-	defer r.use.RUnlock()
-	return fn(r.current())
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return fmt.Errorf("topic %s: the reader is closed", r.topic)
+	}
+	c, users := r.consumer, r.users
+	users.Add(1)
+	r.mu.Unlock()
+	defer users.Done()
+	return fn(c)
 }
 
 // start assigns parts from their beginning and reads until ctx ends.
@@ -224,15 +235,14 @@ func (r *tailReader) replace() {
 		return
 	}
 	r.mu.Lock()
-	old := r.consumer
-	r.consumer = c
+	old, oldUsers := r.consumer, r.users
+	r.consumer, r.users = c, new(sync.WaitGroup)
 	r.mu.Unlock()
 	r.replaced.Add(1)
 	r.closers.Add(1)
 	go func() {
 		defer r.closers.Done()
-		r.use.Lock()
-		r.use.Unlock()
+		oldUsers.Wait()
 		old.Close()
 	}()
 }
@@ -244,9 +254,12 @@ func (r *tailReader) close() {
 		<-r.pollDone
 		<-r.watchEnd
 	}
-	r.use.Lock()
+	r.mu.Lock()
+	r.closed = true
+	users := r.users
+	r.mu.Unlock()
+	users.Wait()
 	r.current().Close()
-	r.use.Unlock()
 	done := make(chan struct{})
 	go func() {
 		r.closers.Wait()
