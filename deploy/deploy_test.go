@@ -12,6 +12,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,11 +24,13 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
 	"gopkg.in/yaml.v3"
 
 	"github.com/connectd/connectd/framework/configprovider"
 	"github.com/connectd/connectd/framework/properties"
 	"github.com/connectd/connectd/framework/rest"
+	"github.com/connectd/connectd/framework/rest/resttest"
 	"github.com/connectd/connectd/framework/workerconfig"
 	"github.com/connectd/connectd/internal/quickstart"
 )
@@ -323,6 +328,16 @@ func TestCompose(t *testing.T) {
 			continue
 		}
 		cfg := checkWorkerProperties(t, propsPath, env)
+		// The container health check (which the demo waits for) asks
+		// /health without credentials, and must pass with auth on.
+		hc := strs(get(svc, "healthcheck", "test"))
+		if len(hc) < 2 || hc[0] != "CMD" || slices.ContainsFunc(hc, func(a string) bool { return a == "-u" || strings.HasPrefix(a, "--user") }) {
+			t.Errorf("%s: healthcheck %q is not a credential-less CMD", where, hc)
+		} else if u := hc[len(hc)-1]; !strings.HasPrefix(u, "http://127.0.0.1:8083/") {
+			t.Errorf("%s: healthcheck asks %s, not this container's REST listener", where, u)
+		} else {
+			checkProbeWithAuthOn(t, where+" healthcheck", cfg.Props, strings.TrimPrefix(u, "http://127.0.0.1:8083"))
+		}
 		url, err := cfg.AdvertisedURL([]string{"http://0.0.0.0:8083"})
 		if err != nil {
 			t.Errorf("%s: %v", where, err)
@@ -502,12 +517,59 @@ func TestKubernetes(t *testing.T) {
 		t.Fatal("no worker.properties in the configMapGenerator")
 	}
 	cfg := checkWorkerProperties(t, props, map[string]string{"POD_IP": "10.1.2.3"})
+	for _, probe := range []string{"startupProbe", "readinessProbe", "livenessProbe"} {
+		if get(c, probe, "httpGet", "httpHeaders") != nil {
+			t.Errorf("%s sends headers; probes must work without credentials", probe)
+		}
+		checkProbeWithAuthOn(t, "Deployment "+probe, cfg.Props, fmt.Sprint(get(c, probe, "httpGet", "path")))
+	}
 	grace, _ := get(dep, "spec", "template", "spec", "terminationGracePeriodSeconds").(int)
 	if need := cfg.Worker.TaskShutdownTimeout.Seconds() + 10; float64(grace) < need {
 		t.Errorf("terminationGracePeriodSeconds %d < task.shutdown.graceful.timeout.ms + 10 s (%.0f s)", grace, need)
 	}
 	if url, err := cfg.AdvertisedURL([]string{"http://0.0.0.0:8083"}); err != nil || url != "http://10.1.2.3:8083" {
 		t.Errorf("pods advertise %q (%v), want their pod IP", url, err)
+	}
+}
+
+// checkProbeWithAuthOn serves the REST API configured from a worker's
+// properties with HTTP Basic authentication turned on, over a ready test
+// herder, and asks path as a probe does, without credentials: it must
+// answer 200, while the rest of the API still refuses (401).
+func checkProbeWithAuthOn(t *testing.T, where string, props map[string]string, path string) {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte("probe-test-password"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := filepath.Join(t.TempDir(), "credentials")
+	if err := os.WriteFile(creds, []byte("ops:"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	withAuth := maps.Clone(props)
+	withAuth[rest.PropBasicCredentials] = creds
+	cfg, _, err := rest.ParseConfig(withAuth)
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	srv, err := rest.NewServer(cfg, resttest.New())
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	for _, tc := range []struct {
+		path string
+		want int
+	}{{path, http.StatusOK}, {"/connectors", http.StatusUnauthorized}} {
+		res, err := http.Get(ts.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tc.want {
+			t.Errorf("%s: with basic auth on, GET %s without credentials answers %d, want %d", where, tc.path, res.StatusCode, tc.want)
+		}
 	}
 }
 

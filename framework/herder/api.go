@@ -27,6 +27,9 @@ const rebalanceRetryAfter = 2 * time.Second
 const msgNoLeader = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 
 func (h *Herder) notStarted() error {
+	if h.stopping.Load() {
+		return &RebalanceError{Msg: "Cannot complete request: this worker is shutting down; send it to another worker", RetryAfter: rebalanceRetryAfter}
+	}
 	return &RebalanceError{Msg: "Cannot complete request: the worker is still starting up (" + *h.stage.Load() + "); retry shortly", RetryAfter: rebalanceRetryAfter}
 }
 
@@ -59,14 +62,7 @@ func (h *Herder) asLeader(ctx context.Context, build func(s *Snapshot) ([]*kafka
 		}
 		return nil, &RebalanceError{Msg: msgNoLeader, RetryAfter: rebalanceRetryAfter}
 	}
-	return snap, err
-}
-
-func (h *Herder) snapshot() (*Snapshot, error) {
-	if h.configs == nil {
-		return nil, h.notStarted()
-	}
-	return h.configs.Snapshot(), nil
+	return snap, transient(ctx, err)
 }
 
 func connectorNotFound(name string) error {
@@ -88,32 +84,16 @@ func (h *Herder) ServerInfo(ctx context.Context) (ServerInfo, error) {
 	defer cancel()
 	id, err := h.member.admin.ClusterID(cctx)
 	if err != nil {
-		return info, fmt.Errorf("kafka cluster id: %w", err)
+		return info, transient(ctx, fmt.Errorf("kafka cluster id: %w", err))
 	}
 	h.clusterID.Store(&id)
 	info.KafkaClusterID = id
 	return info, nil
 }
 
-// Health is GET /health.
-func (h *Herder) Health(ctx context.Context) Health {
-	if h.stopping.Load() {
-		return Health{Status: "unhealthy", Message: "Worker is shutting down."}
-	}
-	if !h.started.Load() {
-		return Health{Status: "starting", Message: "Worker is still starting up. Current stage: " + *h.stage.Load() + "."}
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := h.local.ping(pctx); err != nil {
-		return Health{Status: "unhealthy", Message: "Worker was unable to handle this request and may be unable to handle other requests."}
-	}
-	return Health{Status: "healthy", Message: "Worker has completed startup and is ready to handle requests."}
-}
-
 // Connectors lists the connector names.
 func (h *Herder) Connectors(ctx context.Context) ([]string, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +111,7 @@ func (h *Herder) info(snap *Snapshot, name string) ConnectorInfo {
 
 // ConnectorInfo is GET /connectors/{c}.
 func (h *Herder) ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return ConnectorInfo{}, err
 	}
@@ -144,7 +124,7 @@ func (h *Herder) ConnectorInfo(ctx context.Context, name string) (ConnectorInfo,
 // ConnectorConfig is GET /connectors/{c}/config: the stored config, with
 // its placeholders.
 func (h *Herder) ConnectorConfig(ctx context.Context, name string) (map[string]string, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -331,13 +311,19 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 
 // ConnectorStatus is GET /connectors/{c}/status.
 func (h *Herder) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return ConnectorStateInfo{}, err
 	}
-	st, ok := h.statuses.connector(name)
-	if !ok || !snap.Contains(name) {
+	if !snap.Contains(name) {
 		return ConnectorStateInfo{}, &NotFoundError{Msg: fmt.Sprintf("No status found for connector %s", name)}
+	}
+	// A connector in the config snapshot always has a status: until its
+	// worker's first record arrives (just created, or that worker has not
+	// reported yet), it is UNASSIGNED rather than unknown.
+	st, ok := h.statuses.connector(name)
+	if !ok {
+		st = unassignedStatus(snap, item{Connector: name, Task: connectorItem})
 	}
 	cfg, _ := snap.ConnectorConfig(name)
 	out := ConnectorStateInfo{
@@ -349,16 +335,18 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (ConnectorSta
 	n := snap.TaskCount(name)
 	tasks := h.statuses.tasksOf(name)
 	for i := 0; i < n; i++ {
-		if ts, ok := tasks[i]; ok {
-			out.Tasks = append(out.Tasks, TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
+		ts, ok := tasks[i]
+		if !ok {
+			ts = unassignedStatus(snap, item{Connector: name, Task: i})
 		}
+		out.Tasks = append(out.Tasks, TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
 	}
 	return out, nil
 }
 
 // TaskConfigs is GET /connectors/{c}/tasks.
 func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -374,13 +362,16 @@ func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, erro
 
 // TaskStatus is GET /connectors/{c}/tasks/{t}/status.
 func (h *Herder) TaskStatus(ctx context.Context, id ConnectorTaskID) (TaskState, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return TaskState{}, err
 	}
-	st, ok := h.statuses.task(id)
-	if !ok || id.Task >= snap.TaskCount(id.Connector) {
+	if !snap.Contains(id.Connector) || id.Task < 0 || id.Task >= snap.TaskCount(id.Connector) {
 		return TaskState{}, &NotFoundError{Msg: fmt.Sprintf("No status found for task %s", id)}
+	}
+	st, ok := h.statuses.task(id)
+	if !ok {
+		st = unassignedStatus(snap, id)
 	}
 	return TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}, nil
 }
@@ -391,7 +382,7 @@ func (h *Herder) TaskStatus(ctx context.Context, id ConnectorTaskID) (TaskState,
 // the leader writes a restart request that each worker carries out for
 // what it runs, and the answer shows the planned restarts (202).
 func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*ConnectorStateInfo, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -449,7 +440,7 @@ func (h *Herder) restartConnectorOnOwner(ctx context.Context, snap *Snapshot, na
 
 // RestartTask restarts one task on the worker that runs it.
 func (h *Herder) RestartTask(ctx context.Context, id ConnectorTaskID) error {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -490,7 +481,7 @@ func (h *Herder) ResumeConnector(ctx context.Context, name string) error {
 }
 
 func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState) error {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -501,7 +492,7 @@ func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState)
 		return h.notStarted()
 	}
 	_, err = h.configs.write(ctx, record(targetStateKey(name), encodeTargetState(t)))
-	return err
+	return transient(ctx, err)
 }
 
 // StopConnector stops a connector and its tasks (leader only): the task
@@ -525,7 +516,7 @@ func (h *Herder) ConnectorTopics(ctx context.Context, name string) ([]string, er
 	if !h.cfg.TopicTracking {
 		return nil, &ForbiddenError{Msg: "Topic tracking is disabled."}
 	}
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -549,7 +540,7 @@ func (h *Herder) ResetConnectorTopics(ctx context.Context, name string) error {
 	if !h.cfg.TopicTrackingAllowReset {
 		return &ForbiddenError{Msg: "Topic tracking reset is disabled."}
 	}
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return err
 	}

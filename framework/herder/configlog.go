@@ -143,7 +143,12 @@ func (l *configLog) endOffset(ctx context.Context) (int64, error) {
 	for {
 		// The reader's own client, read_committed, answers with the
 		// last stable offset.
-		_, hi, err := l.reader.current().QueryWatermarkOffsets(l.topic, 0, 5000)
+		var hi int64
+		err := l.reader.withConsumer(func(c *kafka.Consumer) error {
+			var err error
+			_, hi, err = c.QueryWatermarkOffsets(l.topic, 0, 5000)
+			return err
+		})
 		if err == nil {
 			return hi, nil
 		}

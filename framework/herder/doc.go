@@ -26,6 +26,12 @@
 //   - local applies this worker's share of the assignment to the Runtime
 //     (framework/worker) and sends the task configs its connectors
 //     generate to the leader;
+//   - api.go and health.go are the REST API's side: reads answer from the
+//     config topic read to its end as of the call (so a write that
+//     returned on any worker is seen on all), a connector without a status
+//     record yet is UNASSIGNED, Health is healthy only when a create
+//     through this worker would succeed, and passing Kafka errors are
+//     TransientErrors for the client to retry;
 //   - metrics.go reports the worker and rebalance metrics
 //     (connectd_worker_*, connectd_cluster_workers) on Config.Metrics.
 //

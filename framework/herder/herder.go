@@ -155,10 +155,16 @@ type Herder struct {
 	leader   *leader
 	local    *local
 
-	started   atomic.Bool
-	stopping  atomic.Bool
-	stage     atomic.Pointer[string]
-	clusterID atomic.Pointer[string]
+	started  atomic.Bool
+	stopping atomic.Bool
+	// readyOnce: Health has found this worker ready at least once, so a
+	// later failed check is "unhealthy" rather than "starting".
+	readyOnce atomic.Bool
+	// freshFailed is when (UnixNano) a REST call last failed to read the
+	// config topic to its end; 0 after a success (see snapshot).
+	freshFailed atomic.Int64
+	stage       atomic.Pointer[string]
+	clusterID   atomic.Pointer[string]
 
 	// secrets maps, per connector, resolved placeholder values to their
 	// placeholders (resolveFor), to scrub status traces.

@@ -56,7 +56,7 @@ func (h *Herder) typed(snap *Snapshot, name string) (map[string]string, Connecto
 
 // Offsets is GET /connectors/{c}/offsets.
 func (h *Herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, error) {
-	snap, err := h.snapshot()
+	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return ConnectorOffsets{}, err
 	}
@@ -71,7 +71,7 @@ func (h *Herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, er
 		}
 		list, err := offsets.SinkOffsets(ctx, h.member.admin, name)
 		if err != nil {
-			return out, err
+			return out, transient(ctx, err)
 		}
 		for _, o := range list {
 			out.Offsets = append(out.Offsets, ConnectorOffset{
@@ -87,7 +87,7 @@ func (h *Herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, er
 	}
 	list, err := store.Read(ctx, name)
 	if err != nil {
-		return out, err
+		return out, transient(ctx, err)
 	}
 	for _, o := range list {
 		var p, v map[string]any

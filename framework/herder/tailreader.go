@@ -2,6 +2,7 @@ package herder
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -40,8 +41,14 @@ type tailReader struct {
 	checkEvery time.Duration
 	stallAfter time.Duration
 
-	mu        sync.Mutex
-	consumer  *kafka.Consumer
+	mu       sync.Mutex
+	consumer *kafka.Consumer
+	// users counts the calls on consumer made from outside the poll loop
+	// (withConsumer); a consumer is closed only once its calls are done,
+	// so none is in flight on a client being destroyed. closed: close has
+	// begun, no new call starts.
+	users     *sync.WaitGroup
+	closed    bool
 	positions map[int32]int64 // next offset to read, per partition seen
 	parts     []int32
 
@@ -67,6 +74,7 @@ func newTailReader(log *slog.Logger, topic string, newConsumer func() (*kafka.Co
 		checkEvery:  time.Second,
 		stallAfter:  stallAfter,
 		consumer:    c,
+		users:       new(sync.WaitGroup),
 		positions:   map[int32]int64{},
 		stall:       make(chan struct{}, 1),
 		pollDone:    make(chan struct{}),
@@ -79,6 +87,21 @@ func (r *tailReader) current() *kafka.Consumer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.consumer
+}
+
+// withConsumer runs fn on the current consumer, which is not closed
+// before fn returns.
+func (r *tailReader) withConsumer(fn func(c *kafka.Consumer) error) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return fmt.Errorf("topic %s: the reader is closed", r.topic)
+	}
+	c, users := r.consumer, r.users
+	users.Add(1)
+	r.mu.Unlock()
+	defer users.Done()
+	return fn(c)
 }
 
 // start assigns parts from their beginning and reads until ctx ends.
@@ -212,13 +235,14 @@ func (r *tailReader) replace() {
 		return
 	}
 	r.mu.Lock()
-	old := r.consumer
-	r.consumer = c
+	old, oldUsers := r.consumer, r.users
+	r.consumer, r.users = c, new(sync.WaitGroup)
 	r.mu.Unlock()
 	r.replaced.Add(1)
 	r.closers.Add(1)
 	go func() {
 		defer r.closers.Done()
+		oldUsers.Wait()
 		old.Close()
 	}()
 }
@@ -230,6 +254,11 @@ func (r *tailReader) close() {
 		<-r.pollDone
 		<-r.watchEnd
 	}
+	r.mu.Lock()
+	r.closed = true
+	users := r.users
+	r.mu.Unlock()
+	users.Wait()
 	r.current().Close()
 	done := make(chan struct{})
 	go func() {

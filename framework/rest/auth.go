@@ -53,12 +53,27 @@ func (s *Server) authenticateWorker(r *http.Request, body []byte) (string, error
 }
 
 // authenticateUser checks an unsigned request: internal routes need a
-// signature; others need user credentials when they are configured.
+// signature; others need user credentials when they are configured,
+// except /health and /metrics when the configuration exempts them.
 func (s *Server) authenticateUser(r *http.Request, rt *route) (string, error) {
 	if rt.internal {
 		return "", &authError{code: http.StatusBadRequest, msg: "Internal request missing required signature"}
 	}
+	if s.exempt(rt) {
+		return "", nil
+	}
 	return s.auth.user(r)
+}
+
+// exempt reports whether a route is served without user credentials.
+func (s *Server) exempt(rt *route) bool {
+	switch rt.op {
+	case "health":
+		return !s.cfg.Auth.HealthAuthenticated
+	case "metrics":
+		return s.cfg.Auth.MetricsUnauthenticated
+	}
+	return false
 }
 
 func (s *Server) writeAuthErr(w http.ResponseWriter, err error) {

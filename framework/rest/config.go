@@ -99,6 +99,18 @@ type AuthConfig struct {
 	// Realm is the HTTP Basic realm. Property: rest.auth.realm (default
 	// "connectd").
 	Realm string
+	// HealthAuthenticated makes GET /health need credentials like every
+	// other endpoint. By default it does not, so that Kubernetes probes,
+	// Docker health checks and load balancers, which carry no
+	// credentials, work with authentication on; /health tells nothing
+	// but whether the worker is ready. Property:
+	// rest.health.unauthenticated=false (default true).
+	HealthAuthenticated bool
+	// MetricsUnauthenticated serves GET /metrics without credentials, for
+	// a Prometheus that scrapes the REST listener without them (metrics
+	// name connectors and tasks). Property: rest.metrics.unauthenticated
+	// (default false).
+	MetricsUnauthenticated bool
 }
 
 // Property names ParseConfig reads.
@@ -110,6 +122,8 @@ const (
 	PropBasicCredentials   = "rest.auth.basic.credentials.file"
 	PropBearerTokens       = "rest.auth.bearer.tokens.file"
 	PropAuthRealm          = "rest.auth.realm"
+	PropHealthUnauth       = "rest.health.unauthenticated"
+	PropMetricsUnauth      = "rest.metrics.unauthenticated"
 	PropMaxRequestBytes    = "rest.request.max.bytes"
 	PropRequestTimeoutMS   = "rest.request.timeout.ms"
 	httpsListenerSSLPrefix = "listeners.https."
@@ -154,6 +168,20 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	c.Auth.BasicCredentialsFile, _ = get(PropBasicCredentials)
 	c.Auth.BearerTokensFile, _ = get(PropBearerTokens)
 	c.Auth.Realm, _ = get(PropAuthRealm)
+	if v, ok := get(PropHealthUnauth); ok && v != "" {
+		b, err := parseBool(PropHealthUnauth, v)
+		if err != nil {
+			return Config{}, used, err
+		}
+		c.Auth.HealthAuthenticated = !b
+	}
+	if v, ok := get(PropMetricsUnauth); ok && v != "" {
+		b, err := parseBool(PropMetricsUnauth, v)
+		if err != nil {
+			return Config{}, used, err
+		}
+		c.Auth.MetricsUnauthenticated = b
+	}
 	if v, ok := get(PropMaxRequestBytes); ok && v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
@@ -196,6 +224,18 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return Config{}, used, fmt.Errorf("%sssl.client.auth: %q is not one of none, requested, required", prefix, c.TLS.ClientAuth)
 	}
 	return c, used, nil
+}
+
+// parseBool reads a boolean property as Kafka does: true or false, in
+// any case.
+func parseBool(key, v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s: %q is not true or false", key, v)
 }
 
 func splitList(v string) []string {

@@ -2,7 +2,9 @@ package rest_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +23,7 @@ func TestRootAndHealth(t *testing.T) {
 	e.h.SetHealth(herder.Health{Status: "starting", Message: "Worker is still starting up."})
 	e.do("GET", "/health", nil).want(t, 503, `{"status":"starting","message":"Worker is still starting up."}`)
 	e.h.SetHealth(herder.Health{Status: "unhealthy", Message: "Worker was unable to handle this request and may be unable to handle other requests."})
-	e.do("GET", "/health", nil).want(t, 500, `{"status":"unhealthy","message":"Worker was unable to handle this request and may be unable to handle other requests."}`)
+	e.do("GET", "/health", nil).want(t, 503, `{"status":"unhealthy","message":"Worker was unable to handle this request and may be unable to handle other requests."}`)
 }
 
 func TestConnectorLifecycle(t *testing.T) {
@@ -257,6 +259,34 @@ func TestRebalanceConflictIsDistinguishable(t *testing.T) {
 	r.wantError(t, 409, "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway.")
 	if r.header.Get("Retry-After") == "" {
 		t.Fatal("no-leader 409 lacks Retry-After")
+	}
+}
+
+// transientHerder fails writes as the herder does while Kafka cannot
+// serve them yet (a metadata error right after start-up).
+type transientHerder struct {
+	*resttest.Herder
+}
+
+func (transientHerder) PutConnectorConfig(context.Context, string, map[string]string, bool, herder.InitialState) (herder.ConnectorInfo, bool, error) {
+	return herder.ConnectorInfo{}, false, &herder.TransientError{
+		Msg:        "Cannot complete request momentarily: Kafka could not serve it yet (config topic c end offset: Local: Unknown partition); retry shortly",
+		RetryAfter: 3 * time.Second,
+		Err:        errors.New("Local: Unknown partition"),
+	}
+}
+
+func TestTransientKafkaErrorIsAConflictWithRetryAfter(t *testing.T) {
+	srv, err := rest.NewServer(rest.Config{}, transientHerder{resttest.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	r := doURL(t, "POST", ts.URL+"/connectors", map[string]any{"name": "c", "config": srcConfig("c", "1")}, "", "")
+	r.wantErrorContaining(t, 409, "momentarily", "Unknown partition", "retry")
+	if got := r.header.Get("Retry-After"); got != "3" {
+		t.Fatalf("Retry-After = %q, want 3", got)
 	}
 }
 

@@ -4,7 +4,8 @@
 // GET /openapi.json, kept in openapi.json next to this file), plus the
 // operational parts around it: forwarding of leader-only writes to the
 // leader (Kafka's two-hop ?forward= rule), HMAC-signed inter-worker
-// requests, HTTP Basic (bcrypt) and bearer-token authentication, TLS and
+// requests, HTTP Basic (bcrypt) and bearer-token authentication (which
+// GET /health, and GET /metrics if configured, skip, for probes), TLS and
 // mTLS listeners, CORS, a request body cap, request logging and Prometheus
 // request metrics, and /admin/loggers over framework/logging.
 //
@@ -12,7 +13,8 @@
 // defined here (framework/herder's *Herder implements it). Worker
 // properties map to Config with ParseConfig; the keys follow Kafka's
 // names (listeners, admin.listeners, listeners.https.ssl.*,
-// access.control.*) and connectd's own (rest.auth.*, rest.request.*).
+// access.control.*) and connectd's own (rest.auth.*, rest.request.*,
+// rest.health.unauthenticated, rest.metrics.unauthenticated).
 //
 // What this package must not do: keep cluster state, decide leadership or
 // run connectors (the herder does), or return or log secrets: credentials,

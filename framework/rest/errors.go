@@ -55,6 +55,7 @@ func writeErr(w http.ResponseWriter, err error) {
 		ae  *herder.AlreadyExistsError
 		br  *herder.BadRequestError
 		rb  *herder.RebalanceError
+		te  *herder.TransientError
 		nl  *herder.NotLeaderError
 		fb  *herder.ForbiddenError
 		ae2 *authError
@@ -84,6 +85,13 @@ func writeErr(w http.ResponseWriter, err error) {
 		}
 		setRetryAfter(w, after)
 		writeError(w, http.StatusConflict, msg)
+	case errors.As(err, &te):
+		after := te.RetryAfter
+		if after <= 0 {
+			after = DefaultRetryAfter
+		}
+		setRetryAfter(w, after)
+		writeError(w, http.StatusConflict, te.Msg)
 	case errors.As(err, &nl):
 		// A route that does not forward got NotLeader: the client should
 		// retry once the cluster settles.

@@ -28,19 +28,19 @@ func (s *Server) serverInfo(ctx context.Context, _ *request) (*reply, error) {
 	return ok(info)
 }
 
+// health answers 200 only for a healthy worker, one that can serve every
+// request now; starting, rebalancing, unhealthy or shutting down are all
+// 503, so that a probe or load balancer takes the worker out of rotation
+// and a client knows to come back (Kafka Connect answers 500 for
+// "unhealthy"; a 5xx that means "try later" is 503).
 func (s *Server) health(ctx context.Context, _ *request) (*reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	h := s.h.Health(ctx)
-	code := http.StatusOK
-	switch h.Status {
-	case "healthy":
-	case "starting":
-		code = http.StatusServiceUnavailable
-	default:
-		code = http.StatusInternalServerError
+	if h.Status == herder.HealthHealthy {
+		return ok(h)
 	}
-	return &reply{status: code, body: h}, nil
+	return &reply{status: http.StatusServiceUnavailable, body: h}, nil
 }
 
 func (s *Server) openapi(context.Context, *request) (*reply, error) {
@@ -71,9 +71,12 @@ func (s *Server) listConnectors(ctx context.Context, rq *request) (*reply, error
 	for _, n := range names {
 		m := map[string]any{}
 		if withStatus {
+			// The herder answers UNASSIGNED for a connector whose status
+			// has not been reported yet, so NotFound here means the
+			// connector was deleted while we listed.
 			st, err := s.h.ConnectorStatus(ctx, n)
 			if isNotFound(err) {
-				continue // deleted while we listed: omitted, as in Kafka Connect
+				continue // omitted, as in Kafka Connect
 			}
 			if err != nil {
 				return nil, err

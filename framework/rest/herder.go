@@ -11,8 +11,8 @@ import (
 // Herder is what the REST API needs from the cluster; framework/herder's
 // *Herder implements it. Errors are framework/herder's typed errors, which
 // the server maps to status codes: *NotFoundError 404, *AlreadyExistsError
-// 409, *BadRequestError 400, *RebalanceError 409 with Retry-After,
-// *ForbiddenError 403, and *NotLeaderError makes the server forward the
+// 409, *BadRequestError 400, *RebalanceError and *TransientError 409 with
+// Retry-After, *ForbiddenError 403, and *NotLeaderError makes the server forward the
 // request to the leader. Anything else is a 500.
 type Herder interface {
 	ServerInfo(ctx context.Context) (herder.ServerInfo, error)

@@ -107,6 +107,45 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+// /health answers without credentials by default (probes carry none),
+// /metrics only when asked; every other endpoint still needs them.
+func TestUnauthenticatedHealthAndMetrics(t *testing.T) {
+	metricsH := rest.WithMetricsHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("connectd_up 1\n"))
+	}))
+	for _, tc := range []struct {
+		name          string
+		auth          func(rest.AuthConfig) rest.AuthConfig
+		health, mtrcs int
+	}{
+		{"defaults", func(a rest.AuthConfig) rest.AuthConfig { return a }, 200, 401},
+		{"health authenticated", func(a rest.AuthConfig) rest.AuthConfig { a.HealthAuthenticated = true; return a }, 401, 401},
+		{"metrics unauthenticated", func(a rest.AuthConfig) rest.AuthConfig { a.MetricsUnauthenticated = true; return a }, 200, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, rest.Config{Auth: tc.auth(authFiles(t))}, metricsH)
+			if r := e.do("GET", "/health", nil); r.code != tc.health {
+				t.Fatalf("GET /health without credentials: %d %s, want %d", r.code, r.body, tc.health)
+			}
+			if r := e.do("GET", "/metrics", nil); r.code != tc.mtrcs {
+				t.Fatalf("GET /metrics without credentials: %d %s, want %d", r.code, r.body, tc.mtrcs)
+			}
+			// The exemption covers those two endpoints only.
+			for _, p := range []string{"/", "/connectors", "/connector-plugins", "/openapi.json", "/connectors/x/status", "/admin/loggers"} {
+				e.do("GET", p, nil).wantError(t, 401, "authentication required: send HTTP Basic credentials or a bearer token")
+			}
+			e.do("POST", "/connectors", map[string]any{"name": "c", "config": srcConfig("c", "1")}).wantError(t, 401, "authentication required: send HTTP Basic credentials or a bearer token")
+			// With credentials everything answers as before.
+			if r := e.do("GET", "/health", nil, "Authorization", basic(testUser, testPassword)); r.code != 200 {
+				t.Fatalf("GET /health with credentials: %d %s", r.code, r.body)
+			}
+			if r := e.do("GET", "/metrics", nil, "Authorization", basic(testUser, testPassword)); r.code != 200 {
+				t.Fatalf("GET /metrics with credentials: %d %s", r.code, r.body)
+			}
+		})
+	}
+}
+
 func basic(u, p string) string {
 	r, _ := http.NewRequest("GET", "/", nil)
 	r.SetBasicAuth(u, p)

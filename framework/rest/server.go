@@ -31,7 +31,8 @@ func WithLogLevels(l LogLevels) Option { return func(s *Server) { s.levels = l }
 
 // WithMetricsHandler serves GET /metrics from h (the worker's Prometheus
 // scrape, framework/metrics.Handler); without it /metrics answers 404.
-// Scrapes pass the same authentication as every other endpoint.
+// Scrapes need the same credentials as every other endpoint unless
+// Config.Auth.MetricsUnauthenticated (rest.metrics.unauthenticated) is set.
 func WithMetricsHandler(h http.Handler) Option { return func(s *Server) { s.metricsH = h } }
 
 // WithForwardClient sets the HTTP client used to forward requests to the

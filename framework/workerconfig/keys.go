@@ -203,6 +203,8 @@ func Def() *configdef.Def {
 	for _, k := range restKeys {
 		str(groupREST, k.name, nil, configdef.Low, k.doc, nil)
 	}
+	boolean(groupREST, "rest.health.unauthenticated", true, "Serve GET /health without authentication even when rest.auth.* is on, so that Kubernetes probes, Docker health checks and load balancers work; /health tells only whether the worker is ready (connectd).")
+	boolean(groupREST, "rest.metrics.unauthenticated", false, "Serve GET /metrics on the REST listeners without authentication even when rest.auth.* is on, for a Prometheus that has no credentials (metrics name connectors, tasks and topics). metrics.listener is the alternative that keeps the REST API closed (connectd).")
 
 	str(groupREST, MetricsListener, nil, configdef.Low, "An extra listener, http://host:port, that serves only GET /metrics (without authentication), for a Prometheus that should not reach the REST API. /metrics is always served on the REST listeners too (connectd).", httpListener)
 
