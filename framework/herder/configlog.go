@@ -24,6 +24,9 @@ type configLog struct {
 	changed *broadcast
 	// readErr is the last consumer error, for health reporting.
 	readErr atomic.Pointer[error]
+	// endQueries counts end-offset queries: each is a broker round trip,
+	// and REST reads must not make one per connector they list.
+	endQueries atomic.Int64
 
 	wg sync.WaitGroup
 }
@@ -144,6 +147,7 @@ func (l *configLog) endOffset(ctx context.Context) (int64, error) {
 		// The reader's own client, read_committed, answers with the
 		// last stable offset.
 		var hi int64
+		l.endQueries.Add(1)
 		err := l.reader.withConsumer(func(c *kafka.Consumer) error {
 			var err error
 			_, hi, err = c.QueryWatermarkOffsets(l.topic, 0, 5000)

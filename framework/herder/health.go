@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
@@ -100,6 +101,22 @@ func (h *Herder) snapshot(ctx context.Context) (*Snapshot, error) {
 	if !h.started.Load() {
 		return nil, h.notStarted()
 	}
+	if sc, ok := ctx.Value(readScopeKey{}).(*readScope); ok {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		if sc.read {
+			// Read to the end once already for this request: the snapshot
+			// at hand is at least that new.
+			return h.configs.Snapshot(), nil
+		}
+		snap, err := h.freshSnapshot(ctx)
+		sc.read = err == nil
+		return snap, err
+	}
+	return h.freshSnapshot(ctx)
+}
+
+func (h *Herder) freshSnapshot(ctx context.Context) (*Snapshot, error) {
 	if last := h.freshFailed.Load(); last != 0 && time.Since(time.Unix(0, last)) < freshBackoff {
 		return h.configs.Snapshot(), nil
 	}
@@ -116,6 +133,25 @@ func (h *Herder) snapshot(ctx context.Context) (*Snapshot, error) {
 	}
 	h.freshFailed.Store(0)
 	return snap, nil
+}
+
+type readScopeKey struct{}
+
+// readScope records whether the config topic was read to its end for one
+// request.
+type readScope struct {
+	mu   sync.Mutex
+	read bool
+}
+
+// WithReadScope returns a context under which the herder reads the config
+// topic to its end at most once: the first call made with it waits for the
+// end as of that call, later ones answer from the snapshot at hand, which
+// is at least as new. The REST server gives each request one scope, so a
+// listing of N connectors with their status and info costs one broker
+// round trip instead of 2N, and is still read-your-writes.
+func WithReadScope(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readScopeKey{}, &readScope{})
 }
 
 // TransientError: a passing Kafka condition (a partition leader moving,

@@ -152,6 +152,36 @@ func TestWritesAreVisibleOnEveryWorkerOnceReturned(t *testing.T) {
 			t.Fatalf("target of %s on the leader right after pause: %v %v", name, snap.Target(name), err)
 		}
 	}
+
+	// One request's reads share one read of the config topic's end, as a
+	// REST listing with expand=status&expand=info does.
+	scoped := WithReadScope(ctx)
+	before := other.configs.endQueries.Load()
+	names, err := other.Connectors(scoped)
+	if err != nil || len(names) != 5 {
+		t.Fatalf("Connectors: %v %v", names, err)
+	}
+	for _, n := range names {
+		if _, err := other.ConnectorStatus(scoped, n); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.ConnectorInfo(scoped, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := other.configs.endQueries.Load() - before; got != 1 {
+		t.Errorf("a listing of %d connectors with status and info queried the config topic's end %d times in one read scope, want 1", len(names), got)
+	}
+	// Without a scope every call reads to the end.
+	before = other.configs.endQueries.Load()
+	for _, n := range names {
+		if _, err := other.ConnectorInfo(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := other.configs.endQueries.Load() - before; got < int64(len(names)) {
+		t.Errorf("%d unscoped reads queried the end %d times, want one each", len(names), got)
+	}
 }
 
 func TestHealthFollowsTheWorkersLife(t *testing.T) {

@@ -123,6 +123,7 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
+		ctx = herder.WithReadScope(ctx)
 		rep, err := rt.handle(s, ctx, rq)
 		if err != nil {
 			var nl *herder.NotLeaderError
