@@ -87,6 +87,8 @@ func TestValidate(t *testing.T) {
 		{name: "tls missing ca", props: baseProps(srv, KeyTLSEnabled, "true", KeyTLSCAFile, filepath.Join(dir, "nope.pem")), key: KeyTLSCAFile, message: "cannot read"},
 		{name: "backoff max below backoff", props: baseProps(srv, KeyRetryBackoff, "500", KeyRetryBackoffMx, "100"), key: KeyRetryBackoffMx, message: "below"},
 		{name: "retry attempts zero", props: baseProps(srv, KeyRetryAttempts, "0"), key: KeyRetryAttempts, message: "retry.max.attempts"},
+		{name: "batch bytes too small", props: baseProps(srv, KeyBatchMaxBytes, "100"), key: KeyBatchMaxBytes, message: "batch.max.bytes"},
+		{name: "batch bytes over the client limit", props: baseProps(srv, KeyBatchMaxBytes, "200000000"), key: KeyBatchMaxBytes, message: "batch.max.bytes"},
 		{name: "not a boolean", props: baseProps(srv, KeySendKey, "yes"), key: KeySendKey, message: "true or false"},
 	}
 	for _, tt := range tests {
