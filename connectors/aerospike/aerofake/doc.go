@@ -16,7 +16,12 @@
 //   - the info protocol the client uses for discovery and tend (node, build,
 //     features, partition-generation, peers-*, replicas, service-*,
 //     cluster-name, namespaces, statistics, truncate, truncate-namespace);
-//     unknown names answer ERROR:4, and a login answers SECURITY_NOT_ENABLED;
+//     unknown names answer ERROR:4;
+//   - the security protocol as Community Edition answers it: every command,
+//     a login included, gets SECURITY_NOT_SUPPORTED (51), so a client with a
+//     user and password fails to connect. Config.EnterpriseSecurity emulates
+//     an Enterprise server with security enabled instead: logins with the
+//     configured users' passwords and session tokens, nothing more;
 //   - single-record commands: get (all bins, named bins, header only), exists,
 //     put, add, append, prepend, touch, delete and operate, with the
 //     record-exists actions, generation policies, TTL rules and result codes of
