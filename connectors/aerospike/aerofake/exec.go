@@ -318,11 +318,12 @@ func writeOpsCheck(req *request) ResultCode {
 			if rc := checkWriteParticle(o.ptype, o.value); rc != OK {
 				return rc
 			}
-		case opIncr, opAppend, opPrepend, opCDTModify, opDeleteAll:
+		case opIncr, opAppend, opPrepend, opCDTModify, opDeleteAll, opTouch:
+			// A replace accepts only bin writes; CE 8.1 refuses the rest
+			// (a touch included) before looking at the record.
 			if replacing {
 				return ParameterError
 			}
-		case opTouch:
 		case opExpRead, opExpModify, opBitsRead, opBitsModify, opHLLRead, opHLLModify:
 			return UnsupportedFeature
 		default:
