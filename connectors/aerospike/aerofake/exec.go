@@ -378,6 +378,9 @@ func normalizeParticle(ptype byte, v []byte) []byte {
 	if ptype == ptInteger && len(v) != 8 {
 		return binary.BigEndian.AppendUint64(nil, uint64(beInt(v)))
 	}
+	if ptype == ptMap || ptype == ptList {
+		return mpSortMaps(v)
+	}
 	return bytes.Clone(v)
 }
 
