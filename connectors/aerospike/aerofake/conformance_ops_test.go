@@ -4,6 +4,8 @@ package aerofake_test
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/binary"
 	"math"
 	"reflect"
@@ -12,6 +14,8 @@ import (
 
 	as "github.com/aerospike/aerospike-client-go/v7"
 	"github.com/aerospike/aerospike-client-go/v7/types"
+
+	"github.com/connectd/connectd/connectors/aerospike/aerofake"
 )
 
 // §2.8 reads: a missing record → rc 2 for get, header and operate (the client
@@ -243,13 +247,46 @@ func TestWriteSendKey(t *testing.T) {
 	wantRC(t, c.Put(writePolicy(func(p *as.WritePolicy) { p.SendKey = true }), other, as.BinMap{"v": 2}), types.KEY_MISMATCH)
 }
 
-// RECORD_TOO_BIG above the 1 MiB default max-record-size.
+// RECORD_TOO_BIG above the 1 MiB default max-record-size, with the record
+// size computed as CE 8.1 does: real CE accepts a string bin "padpad" of
+// 1 MiB − 57 bytes in set "demo" and refuses one byte more. The set name, a
+// stored key, a TTL and the bin name count.
 func TestWriteRecordTooBig(t *testing.T) {
 	_, c := testServer(t)
-	k := mustKey(t, "test", "demo", "big")
-	wantRC(t, c.Put(nil, k, as.BinMap{"b": make([]byte, 2<<20)}), types.RECORD_TOO_BIG)
-	wantMissing(t, c, k)
-	noErr(t, c.Put(nil, k, as.BinMap{"b": make([]byte, 512<<10)}))
+	for _, tc := range []struct {
+		name    string
+		ns      string // default "test"
+		ttl     uint32
+		set     string
+		bin     string
+		sendKey bool
+		max     int // largest string payload accepted
+	}{
+		{name: "set and bin", set: "demo", bin: "padpad", max: 1<<20 - 57},
+		{name: "no set", bin: "b", max: 1<<20 - 47},
+		{name: "stored key", set: "demo", bin: "padpad", sendKey: true, max: 1<<20 - 57 - 5},
+		{name: "ttl", ns: "ttl", ttl: 3600, set: "demo", bin: "padpad", max: 1<<20 - 57 - 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := cmp.Or(tc.ns, "test")
+			k := mustKey(t, ns, tc.set, "big")
+			p := writePolicy(func(p *as.WritePolicy) { p.SendKey, p.Expiration = tc.sendKey, tc.ttl })
+			wantRC(t, c.Put(p, k, as.BinMap{tc.bin: strings.Repeat("x", tc.max+1)}), types.RECORD_TOO_BIG)
+			wantMissing(t, c, k)
+			noErr(t, c.Put(p, k, as.BinMap{tc.bin: strings.Repeat("x", tc.max)}))
+			// Growing the stored record past the limit fails and leaves it.
+			wantRC(t, c.Put(p, k, as.BinMap{"n": 1}), types.RECORD_TOO_BIG)
+			wantGen(t, c, k, 1)
+			_, err := c.Delete(nil, k)
+			noErr(t, err)
+		})
+	}
+	wantRC(t, c.Put(nil, mustKey(t, "test", "demo", "huge"), as.BinMap{"b": make([]byte, 2<<20)}), types.RECORD_TOO_BIG)
+	// Like the real server, no max-record-size above 8 MiB (a write block).
+	if srv, err := aerofake.Start(context.Background(), aerofake.Config{MaxRecordSize: 9 << 20}); err == nil {
+		_ = srv.Close()
+		t.Fatal("MaxRecordSize 9 MiB accepted")
+	}
 }
 
 // §2.8 write response / §5.2: with RESPOND_ALL_OPS every op answers in

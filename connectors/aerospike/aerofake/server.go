@@ -32,8 +32,10 @@ type Config struct {
 	// MaxMessageSize caps an AS_MSG frame's declared size; larger frames
 	// close the connection. Default 128 MiB, the real server's limit.
 	MaxMessageSize int
-	// MaxRecordSize caps a record's approximate stored size; larger writes
-	// fail with RECORD_TOO_BIG. Default 1 MiB, the real server's default.
+	// MaxRecordSize is the namespace's max-record-size: a write that makes
+	// a record's stored size (computed as CE 8.1 does, see record.size)
+	// larger fails with RECORD_TOO_BIG. Default 1 MiB, the real server's
+	// default; like the real one it takes 64 bytes to 8 MiB.
 	MaxRecordSize int
 	// EnterpriseSecurity, when set, makes the server answer logins as an
 	// Aerospike Enterprise server with security enabled. Unset, it answers
@@ -69,6 +71,8 @@ type NamespaceConfig struct {
 const (
 	defaultMaxMessageSize = 128 << 20
 	defaultMaxRecordSize  = 1 << 20
+	minMaxRecordSize      = 64      // MIN_MAX_RECORD_SIZE
+	maxMaxRecordSize      = 8 << 20 // WBLOCK_SZ: no record is larger
 	maxInfoSize           = 1 << 20
 	maxAdminSize          = 64 << 10
 	// frameTarget is the size at which multi-record replies start a new
@@ -130,6 +134,9 @@ func newServer(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxRecordSize <= 0 {
 		cfg.MaxRecordSize = defaultMaxRecordSize
+	}
+	if cfg.MaxRecordSize < minMaxRecordSize || cfg.MaxRecordSize > maxMaxRecordSize {
+		return nil, fmt.Errorf("aerofake: MaxRecordSize %d out of the server's range [%d, %d]", cfg.MaxRecordSize, minMaxRecordSize, maxMaxRecordSize)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
