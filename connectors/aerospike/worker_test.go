@@ -456,3 +456,35 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 		t.Fatalf("%d dead letters at the end, want 4 (transient failures must not be dead-lettered)", len(dead))
 	}
 }
+
+// Under errors.tolerance=none a record over the namespace's record-size
+// limit fails the task, with the result code in its trace, instead of being
+// retried for ever; nothing of it is written.
+func TestWorkerTooBigRecordFailsTaskUnderToleranceNone(t *testing.T) {
+	bootstrap := kafkatest.Bootstrap(t)
+	env := newWorkerEnv(t)
+	srv := startServer(t, aerofake.Config{MaxRecordSize: 64 << 10})
+	topic := kafkatest.Topic(t, kafkatest.Partitions(1))
+	offsetsTopic := kafkatest.UniqueName(t, "offsets")
+	kafkatest.CreateTopic(t, offsetsTopic, kafkatest.Partitions(1), kafkatest.Config("cleanup.policy", "compact"))
+	name := kafkatest.UniqueName(t, "sink")
+	props := map[string]string{
+		"name": name, "connector.class": Class, "tasks.max": "1", "topics": topic,
+		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+		"errors.tolerance": "none",
+		KeyHosts:           srv.Addr(), KeyNamespace: "test", KeySet: "s",
+	}
+	produce(t, topic,
+		msg(0, "a", `{"v":1}`),
+		msg(0, "big", `{"pad":"`+strings.Repeat("p", 100<<10)+`"}`),
+	)
+	sink := env.startWorker(t, bootstrap, offsetsTopic, props)
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		l := sink.failed()
+		return strings.Contains(l, "result code 13 RECORD_TOO_BIG"), fmt.Sprintf("FAILED line %q", l)
+	})
+	if stored(t, srv, "s", "big") != nil {
+		t.Fatal("the too-big record was written")
+	}
+}
