@@ -189,7 +189,8 @@ func (w *writer) applyChunk(ctx context.Context, keys []*keyState) error {
 		if split {
 			// The client refused the command as too big although the
 			// estimates said it fits: write the halves one after the
-			// other. Nothing was sent, so nothing is in doubt.
+			// other. The refused keys are read again first, so a write
+			// that reached the server after all is not applied twice.
 			left := pending[:0:0]
 			for _, ks := range pending {
 				if len(ks.recs) > 0 {
