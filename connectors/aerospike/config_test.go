@@ -44,6 +44,7 @@ func closedPort(t *testing.T) string {
 
 func TestValidate(t *testing.T) {
 	srv := startServer(t, aerofake.Config{Namespaces: []aerofake.NamespaceConfig{{Name: "test"}, {Name: "bar"}}})
+	secured := startServer(t, aerofake.Config{EnterpriseSecurity: &aerofake.Security{Users: map[string]string{"app": "secret"}}})
 	dir := t.TempDir()
 	certFile := filepath.Join(dir, "cert.pem")
 	if err := os.WriteFile(certFile, []byte("x"), 0o600); err != nil {
@@ -56,6 +57,8 @@ func TestValidate(t *testing.T) {
 		message string // substring of the error on key
 	}{
 		{name: "valid", props: baseProps(srv)},
+		{name: "user on Community Edition", props: baseProps(srv, KeyUser, "app", KeyPassword, "secret"), key: KeyUser, message: "SECURITY_NOT_SUPPORTED"},
+		{name: "user on Enterprise with security", props: baseProps(secured, KeyUser, "app", KeyPassword, "secret")},
 		{name: "valid increment on other namespace", props: baseProps(srv, KeyNamespace, "bar", KeyWriteMode, "increment", KeySet, "${topic}")},
 		{name: "port not a number", props: baseProps(srv, KeyHosts, "127.0.0.1:notaport"), key: KeyHosts, message: "invalid port"},
 		{name: "bare IPv6", props: baseProps(srv, KeyHosts, "::1"), key: KeyHosts, message: "brackets"},
@@ -87,6 +90,8 @@ func TestValidate(t *testing.T) {
 		{name: "tls missing ca", props: baseProps(srv, KeyTLSEnabled, "true", KeyTLSCAFile, filepath.Join(dir, "nope.pem")), key: KeyTLSCAFile, message: "cannot read"},
 		{name: "backoff max below backoff", props: baseProps(srv, KeyRetryBackoff, "500", KeyRetryBackoffMx, "100"), key: KeyRetryBackoffMx, message: "below"},
 		{name: "retry attempts zero", props: baseProps(srv, KeyRetryAttempts, "0"), key: KeyRetryAttempts, message: "retry.max.attempts"},
+		{name: "batch bytes too small", props: baseProps(srv, KeyBatchMaxBytes, "100"), key: KeyBatchMaxBytes, message: "batch.max.bytes"},
+		{name: "batch bytes over the client limit", props: baseProps(srv, KeyBatchMaxBytes, "200000000"), key: KeyBatchMaxBytes, message: "batch.max.bytes"},
 		{name: "not a boolean", props: baseProps(srv, KeySendKey, "yes"), key: KeySendKey, message: "true or false"},
 	}
 	for _, tt := range tests {
@@ -182,5 +187,22 @@ func TestTaskConfigs(t *testing.T) {
 		if k.Documentation == "" || k.Group == "" {
 			t.Errorf("key %s lacks documentation or group", k.Name)
 		}
+	}
+}
+
+// A task configured with a user against Community Edition fails for good,
+// naming the way out, instead of retrying a login that cannot succeed.
+func TestStartWithUserOnCommunityEditionFails(t *testing.T) {
+	srv := startServer(t, aerofake.Config{})
+	task := (&Connector{}).NewTask()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := task.Start(ctx, newTaskCtx(), baseProps(srv, KeyUser, "app", KeyPassword, "secret"))
+	if err == nil {
+		_ = task.Stop(context.Background())
+		t.Fatal("start with a user on Community Edition succeeded")
+	}
+	if sdk.IsRetriable(err) || !strings.Contains(err.Error(), "leave aerospike.user and aerospike.password empty") {
+		t.Fatalf("start error %v (retriable %v), want a permanent one naming the way out", err, sdk.IsRetriable(err))
 	}
 }

@@ -79,6 +79,9 @@ func checkCluster(ctx context.Context, cfg *Config) []sdk.FieldError {
 	ctx, cancel := context.WithTimeout(ctx, probe.ConnectTimeout+time.Second)
 	defer cancel()
 	client, err := connect(ctx, &probe)
+	if err != nil && securityUnsupported(err) {
+		return []sdk.FieldError{{Key: KeyUser, Message: errNoSecurity.Error()}}
+	}
 	if err != nil {
 		return []sdk.FieldError{{Key: KeyHosts, Message: fmt.Sprintf("cannot reach the Aerospike cluster at %s: %s", hostsString(probe.Hosts), rootCause(err))}}
 	}

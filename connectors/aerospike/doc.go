@@ -16,7 +16,8 @@
 //  4. drops every record whose offset is at or below the stored position of
 //     its partition (a replay, or a zombie task's duplicate) and folds the
 //     rest of a key's records into one write;
-//  5. writes all keys in one BatchOperate: an existing record only if its
+//  5. writes the keys in BatchOperate commands of at most batch.max.keys
+//     keys and batch.max.bytes estimated bytes: an existing record only if its
 //     generation is still the one read (EXPECT_GEN_EQUAL), with the new
 //     positions merged into the positions bin in the same operation; an
 //     absent record only if it is still absent (CREATE_ONLY);

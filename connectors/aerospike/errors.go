@@ -79,6 +79,17 @@ func errCode(err error) types.ResultCode {
 	return types.NETWORK_ERROR
 }
 
+// errNoSecurity explains a login refused with SECURITY_NOT_SUPPORTED:
+// Community Edition has no users, and it will never accept one.
+var errNoSecurity = errors.New("the cluster has no security (Aerospike Community Edition answers SECURITY_NOT_SUPPORTED to a login); leave " + KeyUser + " and " + KeyPassword + " empty")
+
+// securityUnsupported reports whether a connect error is a cluster
+// refusing a login because it has no security.
+func securityUnsupported(err error) bool {
+	var ae *as.AerospikeError
+	return errors.As(err, &ae) && ae.Matches(types.SECURITY_NOT_SUPPORTED)
+}
+
 // codeLabel is the errors_total label value of a result code: the
 // client's constant name (a bounded set).
 func codeLabel(rc types.ResultCode) string { return rc.String() }

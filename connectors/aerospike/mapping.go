@@ -43,6 +43,8 @@ type mapped struct {
 	offset    int64
 	tombstone bool
 	bins      []bin // in the value's field order (a Go map's: unordered)
+	// size estimates the bytes the record adds to a batch write (recordSize).
+	size int
 }
 
 // mapper turns sink records into keys and bins according to the config.
@@ -130,6 +132,7 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	out.key = k
 	if rec.Value == nil {
 		out.tombstone = true
+		out.size = recordSize(out)
 		return nil
 	}
 	fields, err := valueFields(rec.Value)
@@ -174,6 +177,7 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 			seen[b.name] = true
 		}
 	}
+	out.size = recordSize(out)
 	return nil
 }
 

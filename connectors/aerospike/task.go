@@ -49,6 +49,10 @@ func (t *SinkTask) Start(ctx context.Context, tctx sdk.SinkTaskContext, props ma
 	}
 	t.m = m
 	client, err := connect(ctx, cfg)
+	if err != nil && securityUnsupported(err) {
+		// Retrying cannot help: the task fails with the reason.
+		return fmt.Errorf("aerospike sink: %w: %w", errNoSecurity, err)
+	}
 	if err != nil {
 		return sdk.Retriable(err)
 	}

@@ -319,7 +319,9 @@ func msg(p int32, key string, value string) kafka.Message {
 func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 	bootstrap := kafkatest.Bootstrap(t)
 	env := newWorkerEnv(t)
-	srv := startServer(t, aerofake.Config{})
+	// A namespace with max-record-size 64 KiB, so that a record too big
+	// for it still fits in a Kafka message.
+	srv := startServer(t, aerofake.Config{MaxRecordSize: 64 << 10})
 	topic := kafkatest.Topic(t, kafkatest.Partitions(3))
 	dlq := kafkatest.Topic(t)
 	offsetsTopic := kafkatest.UniqueName(t, "offsets")
@@ -364,16 +366,18 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) { return committedAt(admin, name, topic, ends) })
 
 	// Permanent failures: a string where a counter is, a value that is not
-	// JSON, an empty key. Good records around them are still applied.
+	// JSON, an empty key, a record over the namespace's size limit. Good
+	// records around them are still applied.
 	produce(t, topic,
 		msg(0, "strkey", `{"amount":"text"}`),
 		msg(0, "strkey", `{"amount":5}`),
 		msg(1, "k1", `{not json`),
 		msg(2, "", `{"amount":1}`),
+		msg(2, "bigone", `{"amount":1,"pad":"`+strings.Repeat("p", 100<<10)+`"}`),
 	)
 	ends[0] += 2
 	ends[1]++
-	ends[2]++
+	ends[2] += 2
 	want["strkey"] = 0 // the bin holds "text"; counters() skips it
 	delete(want, "strkey")
 	good = good[:0]
@@ -383,10 +387,10 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 	var dead []*kafka.Message
 	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
 		dead = kafkatest.ReadAll(t, dlq, kafkatest.ReadUncommitted, 500*time.Millisecond, 30*time.Second)
-		return len(dead) >= 3, fmt.Sprintf("%d dead letters", len(dead))
+		return len(dead) >= 4, fmt.Sprintf("%d dead letters", len(dead))
 	})
-	if len(dead) != 3 {
-		t.Fatalf("%d dead letters, want 3", len(dead))
+	if len(dead) != 4 {
+		t.Fatalf("%d dead letters, want 4", len(dead))
 	}
 	headers := func(m *kafka.Message) map[string]string {
 		h := map[string]string{}
@@ -395,21 +399,23 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 		}
 		return h
 	}
-	// One dead letter per partition; their order across partitions is the
-	// worker's business.
-	checks := map[string]struct{ stage, offset, message string }{
-		"0": {"TASK_PUT", fmt.Sprint(ends[0] - 2), "result code 12 BIN_TYPE_ERROR"},
-		"1": {"VALUE_CONVERTER", fmt.Sprint(ends[1] - 2), ""},
-		"2": {"TASK_PUT", fmt.Sprint(ends[2] - 1), "record key is empty"},
+	// Dead letters by partition@offset; their order across partitions is
+	// the worker's business.
+	checks := map[string]struct{ stage, message string }{
+		fmt.Sprintf("0@%d", ends[0]-2): {"TASK_PUT", "result code 12 BIN_TYPE_ERROR"},
+		fmt.Sprintf("1@%d", ends[1]-2): {"VALUE_CONVERTER", ""},
+		fmt.Sprintf("2@%d", ends[2]-2): {"TASK_PUT", "record key is empty"},
+		fmt.Sprintf("2@%d", ends[2]-1): {"TASK_PUT", "result code 13 RECORD_TOO_BIG"},
 	}
 	for i, m := range dead {
 		h := headers(m)
-		c, ok := checks[h["__connect.errors.partition"]]
+		at := h["__connect.errors.partition"] + "@" + h["__connect.errors.offset"]
+		c, ok := checks[at]
 		if !ok || h["__connect.errors.stage"] != c.stage || h["__connect.errors.topic"] != topic ||
-			h["__connect.errors.offset"] != c.offset || !strings.Contains(h["__connect.errors.exception.message"], c.message) {
+			!strings.Contains(h["__connect.errors.exception.message"], c.message) {
 			t.Errorf("dead letter %d headers %v, want one of %v", i, h, checks)
 		}
-		delete(checks, h["__connect.errors.partition"])
+		delete(checks, at)
 	}
 	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
 		got := counters(t, srv, "counters")
@@ -446,7 +452,39 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 	})
 	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) { return committedAt(admin, name, topic, ends) })
 	sink.stop()
-	if dead := kafkatest.ReadAll(t, dlq, kafkatest.ReadUncommitted, 500*time.Millisecond, 30*time.Second); len(dead) != 3 {
-		t.Fatalf("%d dead letters at the end, want 3 (transient failures must not be dead-lettered)", len(dead))
+	if dead := kafkatest.ReadAll(t, dlq, kafkatest.ReadUncommitted, 500*time.Millisecond, 30*time.Second); len(dead) != 4 {
+		t.Fatalf("%d dead letters at the end, want 4 (transient failures must not be dead-lettered)", len(dead))
+	}
+}
+
+// Under errors.tolerance=none a record over the namespace's record-size
+// limit fails the task, with the result code in its trace, instead of being
+// retried for ever; nothing of it is written.
+func TestWorkerTooBigRecordFailsTaskUnderToleranceNone(t *testing.T) {
+	bootstrap := kafkatest.Bootstrap(t)
+	env := newWorkerEnv(t)
+	srv := startServer(t, aerofake.Config{MaxRecordSize: 64 << 10})
+	topic := kafkatest.Topic(t, kafkatest.Partitions(1))
+	offsetsTopic := kafkatest.UniqueName(t, "offsets")
+	kafkatest.CreateTopic(t, offsetsTopic, kafkatest.Partitions(1), kafkatest.Config("cleanup.policy", "compact"))
+	name := kafkatest.UniqueName(t, "sink")
+	props := map[string]string{
+		"name": name, "connector.class": Class, "tasks.max": "1", "topics": topic,
+		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+		"errors.tolerance": "none",
+		KeyHosts:           srv.Addr(), KeyNamespace: "test", KeySet: "s",
+	}
+	produce(t, topic,
+		msg(0, "a", `{"v":1}`),
+		msg(0, "big", `{"pad":"`+strings.Repeat("p", 100<<10)+`"}`),
+	)
+	sink := env.startWorker(t, bootstrap, offsetsTopic, props)
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		l := sink.failed()
+		return strings.Contains(l, "result code 13 RECORD_TOO_BIG"), fmt.Sprintf("FAILED line %q", l)
+	})
+	if stored(t, srv, "s", "big") != nil {
+		t.Fatal("the too-big record was written")
 	}
 }

@@ -97,6 +97,9 @@ type keyState struct {
 	fails   int
 	lastErr error
 	fold    *fold // this attempt's write
+	// size estimates the key's row with all its records (keySize plus
+	// recordSize of each): the upper bound of what its write can send.
+	size int
 }
 
 func (ks *keyState) String() string {
@@ -127,12 +130,13 @@ func (w *writer) apply(ctx context.Context, recs []*mapped) error {
 		k, ok := byDigest[d]
 		if !ok {
 			k = len(states)
-			states = append(states, keyState{key: m.key})
+			states = append(states, keyState{key: m.key, size: w.keySize(m)})
 			counts = append(counts, 0)
 			byDigest[d] = k
 		}
 		which[i] = k
 		counts[k]++
+		states[k].size += m.size
 	}
 	backing := make([]*mapped, len(recs))
 	keys := make([]*keyState, len(states))
@@ -147,11 +151,21 @@ func (w *writer) apply(ctx context.Context, recs []*mapped) error {
 		ks := &states[which[i]]
 		ks.recs = append(ks.recs, m)
 	}
-	for start := 0; start < len(keys); start += w.cfg.BatchMaxKeys {
-		end := min(start+w.cfg.BatchMaxKeys, len(keys))
+	// Cut the keys into commands of at most BatchMaxKeys keys and
+	// BatchMaxBytes estimated bytes; a key larger than that goes alone.
+	for start := 0; start < len(keys); {
+		end, size := start, 0
+		for end < len(keys) && end-start < w.cfg.BatchMaxKeys {
+			if end > start && size+keys[end].size > w.cfg.BatchMaxBytes {
+				break
+			}
+			size += keys[end].size
+			end++
+		}
 		if err := w.applyChunk(ctx, keys[start:end]); err != nil {
 			return err
 		}
+		start = end
 	}
 	return nil
 }
@@ -168,9 +182,27 @@ func (w *writer) applyChunk(ctx context.Context, keys []*keyState) error {
 			}
 			troubled = troubled || t
 		}
-		t, err := w.writeRound(pending)
+		t, split, err := w.writeRound(pending)
 		if err != nil {
 			return err
+		}
+		if split {
+			// The client refused the command as too big although the
+			// estimates said it fits: write the halves one after the
+			// other. The refused keys are read again first, so a write
+			// that reached the server after all is not applied twice.
+			left := pending[:0:0]
+			for _, ks := range pending {
+				if len(ks.recs) > 0 {
+					left = append(left, ks)
+				}
+			}
+			pending = left
+			mid := len(pending) / 2
+			if err := w.applyChunk(ctx, pending[:mid]); err != nil {
+				return err
+			}
+			return w.applyChunk(ctx, pending[mid:])
 		}
 		troubled = troubled || t
 
@@ -361,8 +393,10 @@ func parsePositions(rec *as.Record, bin string) (positions, error) {
 }
 
 // writeRound folds and writes every pending key whose state is known. It
-// reports whether any key failed transiently or conflicted.
-func (w *writer) writeRound(pending []*keyState) (bool, error) {
+// reports whether any key failed transiently or conflicted, and whether
+// the client refused rows of several keys as too big for one command
+// (split: the caller writes the keys in smaller commands).
+func (w *writer) writeRound(pending []*keyState) (troubled, split bool, err error) {
 	var rows []as.BatchRecordIfc
 	var writing []*keyState
 	sc := newRowScratch(len(pending))
@@ -386,17 +420,17 @@ func (w *writer) writeRound(pending []*keyState) (bool, error) {
 		writing = append(writing, ks)
 	}
 	if len(rows) == 0 {
-		return false, nil
+		return false, false, nil
 	}
 	cmdErr := w.client.BatchOperate(w.writePol, rows)
 	cmdCode := types.OK
 	if cmdErr != nil {
 		cmdCode = errCode(cmdErr)
 		if classify(cmdCode) == classPermanent {
-			return false, fmt.Errorf("aerospike sink: batch write of %d keys failed: result code %d %s: %w", len(rows), int(cmdCode), cmdCode.String(), cmdErr)
+			return false, false, fmt.Errorf("aerospike sink: batch write of %d keys failed: result code %d %s: %w", len(rows), int(cmdCode), cmdCode.String(), cmdErr)
 		}
 	}
-	troubled := false
+	var refused []*keyState // rows the client would not send (PARSE_ERROR)
 	for i, ks := range writing {
 		br := rows[i].BatchRec()
 		f := ks.fold
@@ -407,6 +441,15 @@ func (w *writer) writeRound(pending []*keyState) (bool, error) {
 		}
 		if rc == types.KEY_NOT_FOUND_ERROR && !w.cfg.EffectivelyOnce {
 			rc = types.OK // a blind delete of a missing record
+		}
+		if rc == types.PARSE_ERROR {
+			// The client refuses a command over its buffer limit before
+			// sending it. Retrying the same command would fail the same
+			// way forever; see tooBig.
+			ks.lastErr = rowErr(br, rc, cmdErr)
+			ks.fold = f
+			refused = append(refused, ks)
+			continue
 		}
 		switch classify(rc) {
 		case classOK:
@@ -450,7 +493,33 @@ func (w *writer) writeRound(pending []*keyState) (bool, error) {
 			ks.recs = ks.recs[1:]
 		}
 	}
-	return troubled, nil
+	switch {
+	case len(refused) > 1:
+		for _, ks := range refused {
+			ks.known = false // read again before the smaller commands
+			ks.fold = nil
+		}
+		return troubled, true, nil
+	case len(refused) == 1:
+		w.tooBig(refused[0])
+	}
+	return troubled, false, nil
+}
+
+// tooBig handles the one key of a command the client refused as too big:
+// a folded write is broken up into single records; a single record can
+// never be sent and is reported (PARSE_ERROR) instead of retried.
+func (w *writer) tooBig(ks *keyState) {
+	f := ks.fold
+	ks.fold = nil
+	ks.known = false
+	if len(f.recs) > 1 {
+		ks.single = true
+		w.log.Debug("folded write too big for one command; writing records one by one", "key", ks.String())
+		return
+	}
+	w.reportOne(ks, f.recs[0], types.PARSE_ERROR, fmt.Errorf("the record is too big for one Aerospike command (about %d bytes): %w", f.recs[0].size, ks.lastErr))
+	ks.recs = ks.recs[1:]
 }
 
 // buildFold drops records the stored positions show as applied and folds
@@ -459,6 +528,7 @@ func (w *writer) buildFold(ks *keyState) *fold {
 	f := newFold(w.cfg.WriteMode)
 	kept := ks.recs[:0]
 	stop := false
+	size := 0 // estimated bytes of the fold's records
 	for _, m := range ks.recs {
 		if w.cfg.EffectivelyOnce {
 			applied, ok := ks.pos.get(m.pos)
@@ -474,6 +544,13 @@ func (w *writer) buildFold(ks *keyState) *fold {
 		if stop {
 			continue
 		}
+		if !f.empty() && size+m.size > w.cfg.BatchMaxBytes {
+			// Keep one write within a command's bytes; the rest of the
+			// key's records go into the next write.
+			stop = true
+			continue
+		}
+		size += m.size
 		if !f.add(m) {
 			stop = true
 			continue

@@ -117,19 +117,6 @@ func TestBadMessagesAnswerAndKeepConnection(t *testing.T) {
 	}
 }
 
-// An admin request (login or any other) answers SECURITY_NOT_ENABLED in a
-// 24-byte reply.
-func TestAdminAnswersSecurityNotEnabled(t *testing.T) {
-	srv, _ := testServer(t)
-	rc := dialRaw(t, srv)
-	rc.send(frame(2, make([]byte, 16)))
-	typ, body, err := rc.readFrame()
-	noErr(t, err)
-	if typ != 2 || len(body) != 16 || body[1] != 52 {
-		t.Fatalf("admin reply type %d body %x", typ, body)
-	}
-}
-
 // Garbage from many connections at once never disturbs the real client or
 // the stored data.
 func TestGarbageConnectionsDoNotDisturbOthers(t *testing.T) {

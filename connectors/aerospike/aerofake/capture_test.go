@@ -124,9 +124,12 @@ func splitFrames(data []byte) [][]byte {
 // second client with credentials also connects (to capture a login).
 func recordClient(t testing.TB, drive func(*as.Client), login bool) [][]byte {
 	t.Helper()
-	srv, err := Start(context.Background(), Config{
-		Namespaces: []NamespaceConfig{{Name: "test", AllowTTL: true}, {Name: "bar"}},
-	})
+	cfg := Config{Namespaces: []NamespaceConfig{{Name: "test", AllowTTL: true}, {Name: "bar"}}}
+	if login {
+		// Community Edition refuses logins; an Enterprise server accepts it.
+		cfg.EnterpriseSecurity = &Security{Users: map[string]string{"user": "pass"}}
+	}
+	srv, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

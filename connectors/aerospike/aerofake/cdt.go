@@ -230,12 +230,14 @@ func encodeEntries(dst []byte, entries []mapEntry, ordered bool, flags byte) []b
 	if ordered {
 		dst = appendMPMapHeader(dst, n+1)
 		dst = append(dst, 0xc7, 0x00, flags|mapOrderKey, 0xc0)
-		if !slices.IsSortedFunc(entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) }) {
-			entries = slices.Clone(entries)
-			slices.SortFunc(entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) })
-		}
 	} else {
 		dst = appendMPMapHeader(dst, n)
+	}
+	// The real server keeps unordered maps in key order as well; only the
+	// header tells them apart.
+	if !slices.IsSortedFunc(entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) }) {
+		entries = slices.Clone(entries)
+		slices.SortFunc(entries, func(a, b mapEntry) int { return cmpKeys(a.key, b.key) })
 	}
 	for i := range entries {
 		dst = append(dst, entries[i].kraw...)
@@ -504,7 +506,9 @@ func (m *cdtMap) result(rt int, found []int, multi bool, scr *scratch) (byte, []
 		for _, i := range found {
 			sel = append(sel, m.entries[i])
 		}
-		ordered := rt == rtOrderedMap || (rt == rtKeyValue && m.ordered())
+		// KEY_VALUE answers key-ordered pairs whatever the map's order
+		// (real CE 8.1); the Go client returns them as []MapPair.
+		ordered := rt == rtOrderedMap || rt == rtKeyValue
 		return ptMap, encodeEntries(nil, sel, ordered, m.flags&^mapOrderKey), OK
 	}
 	return 0, nil, UnsupportedFeature
@@ -562,7 +566,7 @@ func cdtModify(bins []bin, idx int, o *op, scr *scratch) ([]bin, opResult, Resul
 		if err != nil || n != len(c.params[0]) {
 			return bins, res, ParameterError
 		}
-		ok, rc := m.put(k, c.params[0], c.params[1], flags)
+		ok, rc := m.put(k, c.params[0], mpSortMaps(c.params[1]), flags)
 		if rc != OK {
 			return bins, res, rc
 		}
@@ -583,7 +587,7 @@ func cdtModify(bins []bin, idx int, o *op, scr *scratch) ([]bin, opResult, Resul
 			}
 			m.flags = byte(attr)
 		}
-		items, err := decodeMap(c.params[0])
+		items, err := decodeMap(mpSortMaps(c.params[0]))
 		if err != nil {
 			return bins, res, ParameterError
 		}

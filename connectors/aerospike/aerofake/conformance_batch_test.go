@@ -467,23 +467,48 @@ func TestInfoCommands(t *testing.T) {
 	}
 }
 
-// §1.6: a client configured with credentials logs in; the node answers
-// SECURITY_NOT_ENABLED, which the client accepts.
+// §1.6: a client configured with credentials cannot connect to Community
+// Edition: the login answers SECURITY_NOT_SUPPORTED (51), as real CE 8.1
+// does. Emulating an Enterprise server with security enabled, the right
+// password logs in and the wrong one is refused.
 func TestLoginWithCredentials(t *testing.T) {
-	srv := startServer(t, aerofake.Config{ClusterName: "dev"})
-	host, port := srv.Host()
-	policy := as.NewClientPolicy()
-	policy.User, policy.Password = "admin", "secret"
-	policy.ClusterName = "dev"
-	c, err := as.NewClientWithPolicyAndHost(policy, as.NewHost(host, port))
+	connect := func(srv *aerofake.Server, user, password string) (*as.Client, error) {
+		host, port := srv.Host()
+		policy := as.NewClientPolicy()
+		policy.User, policy.Password = user, password
+		policy.ClusterName = "dev"
+		policy.Timeout = 2 * time.Second
+		c, err := as.NewClientWithPolicyAndHost(policy, as.NewHost(host, port))
+		if err == nil {
+			t.Cleanup(c.Close)
+		}
+		return c, err
+	}
+	ce := startServer(t, aerofake.Config{ClusterName: "dev"})
+	if _, err := connect(ce, "admin", "secret"); err == nil || !strings.Contains(err.Error(), "SECURITY_NOT_SUPPORTED") {
+		t.Fatalf("a client with credentials connecting to Community Edition: %v, want SECURITY_NOT_SUPPORTED", err)
+	}
+	if ce.Stats().AdminRequests == 0 {
+		t.Fatal("no admin (login) request reached the server")
+	}
+	rc := dialRaw(t, ce)
+	rc.send(frame(2, make([]byte, 16)))
+	typ, body, err := rc.readFrame()
 	noErr(t, err)
-	t.Cleanup(c.Close)
+	if typ != 2 || len(body) != 16 || body[1] != byte(types.SECURITY_NOT_SUPPORTED) {
+		t.Fatalf("admin reply type %d body %x, want 16 bytes with result code 51", typ, body)
+	}
+
+	ee := startServer(t, aerofake.Config{ClusterName: "dev",
+		EnterpriseSecurity: &aerofake.Security{Users: map[string]string{"admin": "secret"}}})
+	if _, err := connect(ee, "admin", "wrong"); err == nil || !strings.Contains(err.Error(), "INVALID_CREDENTIAL") {
+		t.Fatalf("a wrong password: %v, want INVALID_CREDENTIAL", err)
+	}
+	c, err := connect(ee, "admin", "secret")
+	noErr(t, err)
 	k := mustKey(t, "test", "demo", "auth")
 	noErr(t, c.Put(nil, k, as.BinMap{"v": 1}))
 	wantGen(t, c, k, 1)
-	if srv.Stats().AdminRequests == 0 {
-		t.Fatal("no admin (login) request reached the server")
-	}
 }
 
 // §1.2: a client with a cluster name that differs from the node's refuses it.

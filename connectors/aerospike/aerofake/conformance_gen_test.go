@@ -7,6 +7,7 @@ package aerofake_test
 import (
 	"errors"
 	"math"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -255,7 +256,8 @@ func TestExistsUpdateAndReplaceBins(t *testing.T) {
 }
 
 // §2.8 write rule 7: REPLACE combined with a bin delete, a modify op, a CDT
-// modify or DELETE_ALL → rc 4.
+// modify, DELETE_ALL or a touch → rc 4, and the record is left as it was
+// (real CE 8.1; a touch alone under REPLACE too).
 func TestExistsReplaceWithModifyOpsIsParameterError(t *testing.T) {
 	_, c := testServer(t)
 	k := mustKey(t, "test", "demo", "rep")
@@ -266,6 +268,7 @@ func TestExistsReplaceWithModifyOpsIsParameterError(t *testing.T) {
 		"append":     as.AppendOp(as.NewBin("s", "x")),
 		"map put":    as.MapPutOp(as.DefaultMapPolicy(), "m", 1, 1),
 		"delete all": as.DeleteOp(),
+		"touch":      as.TouchOp(),
 	} {
 		for _, action := range []as.RecordExistsAction{as.REPLACE, as.REPLACE_ONLY} {
 			_, err := c.Operate(existsPolicy(action), k, as.PutOp(as.NewBin("x", 1)), o)
@@ -275,7 +278,14 @@ func TestExistsReplaceWithModifyOpsIsParameterError(t *testing.T) {
 			wantRC(t, err, types.PARAMETER_ERROR)
 		}
 	}
+	for _, action := range []as.RecordExistsAction{as.REPLACE, as.REPLACE_ONLY} {
+		_, err := c.Operate(existsPolicy(action), k, as.TouchOp())
+		wantRC(t, err, types.PARAMETER_ERROR)
+	}
 	wantGen(t, c, k, 1)
+	if r := mustGet(t, c, k); !reflect.DeepEqual(map[string]any(r.Bins), map[string]any{"n": 1}) {
+		t.Fatalf("bins after the refused writes = %v, want n: 1", r.Bins)
+	}
 }
 
 // §6 "delete, missing → rc 2": the Go client reports existed=false, no error.

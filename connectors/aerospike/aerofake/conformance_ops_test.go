@@ -4,6 +4,9 @@ package aerofake_test
 
 import (
 	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
 	"math"
 	"reflect"
 	"strings"
@@ -11,6 +14,8 @@ import (
 
 	as "github.com/aerospike/aerospike-client-go/v7"
 	"github.com/aerospike/aerospike-client-go/v7/types"
+
+	"github.com/connectd/connectd/connectors/aerospike/aerofake"
 )
 
 // §2.8 reads: a missing record → rc 2 for get, header and operate (the client
@@ -242,13 +247,46 @@ func TestWriteSendKey(t *testing.T) {
 	wantRC(t, c.Put(writePolicy(func(p *as.WritePolicy) { p.SendKey = true }), other, as.BinMap{"v": 2}), types.KEY_MISMATCH)
 }
 
-// RECORD_TOO_BIG above the 1 MiB default max-record-size.
+// RECORD_TOO_BIG above the 1 MiB default max-record-size, with the record
+// size computed as CE 8.1 does: real CE accepts a string bin "padpad" of
+// 1 MiB − 57 bytes in set "demo" and refuses one byte more. The set name, a
+// stored key, a TTL and the bin name count.
 func TestWriteRecordTooBig(t *testing.T) {
 	_, c := testServer(t)
-	k := mustKey(t, "test", "demo", "big")
-	wantRC(t, c.Put(nil, k, as.BinMap{"b": make([]byte, 2<<20)}), types.RECORD_TOO_BIG)
-	wantMissing(t, c, k)
-	noErr(t, c.Put(nil, k, as.BinMap{"b": make([]byte, 512<<10)}))
+	for _, tc := range []struct {
+		name    string
+		ns      string // default "test"
+		ttl     uint32
+		set     string
+		bin     string
+		sendKey bool
+		max     int // largest string payload accepted
+	}{
+		{name: "set and bin", set: "demo", bin: "padpad", max: 1<<20 - 57},
+		{name: "no set", bin: "b", max: 1<<20 - 47},
+		{name: "stored key", set: "demo", bin: "padpad", sendKey: true, max: 1<<20 - 57 - 5},
+		{name: "ttl", ns: "ttl", ttl: 3600, set: "demo", bin: "padpad", max: 1<<20 - 57 - 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := cmp.Or(tc.ns, "test")
+			k := mustKey(t, ns, tc.set, "big")
+			p := writePolicy(func(p *as.WritePolicy) { p.SendKey, p.Expiration = tc.sendKey, tc.ttl })
+			wantRC(t, c.Put(p, k, as.BinMap{tc.bin: strings.Repeat("x", tc.max+1)}), types.RECORD_TOO_BIG)
+			wantMissing(t, c, k)
+			noErr(t, c.Put(p, k, as.BinMap{tc.bin: strings.Repeat("x", tc.max)}))
+			// Growing the stored record past the limit fails and leaves it.
+			wantRC(t, c.Put(p, k, as.BinMap{"n": 1}), types.RECORD_TOO_BIG)
+			wantGen(t, c, k, 1)
+			_, err := c.Delete(nil, k)
+			noErr(t, err)
+		})
+	}
+	wantRC(t, c.Put(nil, mustKey(t, "test", "demo", "huge"), as.BinMap{"b": make([]byte, 2<<20)}), types.RECORD_TOO_BIG)
+	// Like the real server, no max-record-size above 8 MiB (a write block).
+	if srv, err := aerofake.Start(context.Background(), aerofake.Config{MaxRecordSize: 9 << 20}); err == nil {
+		_ = srv.Close()
+		t.Fatal("MaxRecordSize 9 MiB accepted")
+	}
 }
 
 // §2.8 write response / §5.2: with RESPOND_ALL_OPS every op answers in
@@ -351,8 +389,10 @@ func TestMapPutAndGetByKey(t *testing.T) {
 		{"a", rt.EXISTS, true},
 		{"zz", rt.EXISTS, false},
 		{"b", rt.KEY, "b"},
-		{"b", rt.KEY_VALUE, map[any]any{"b": "two"}},
-		{"zz", rt.KEY_VALUE, map[any]any{}},
+		// KEY_VALUE answers key-ordered pairs even from an unordered map
+		// (real CE 8.1), which the client returns as []MapPair.
+		{"b", rt.KEY_VALUE, []as.MapPair{{Key: "b", Value: "two"}}},
+		{"zz", rt.KEY_VALUE, []as.MapPair{}},
 		{3, rt.INDEX, 0}, // integers sort before strings
 		{"b", rt.INDEX, 2},
 		{"b", rt.REVERSE_INDEX, 0},
@@ -368,6 +408,11 @@ func TestMapPutAndGetByKey(t *testing.T) {
 	noErr(t, err)
 	if !reflect.DeepEqual(r.Bins["m"], []any{[]any{"two", 10}, 3}) {
 		t.Fatalf("key list + size = %#v", r.Bins["m"])
+	}
+	r, err = c.Operate(nil, k, as.MapGetByKeyListOp("m", []any{"b", "zz", "a", 3}, rt.KEY_VALUE))
+	noErr(t, err)
+	if want := []as.MapPair{{Key: 3, Value: []byte{3}}, {Key: "a", Value: 10}, {Key: "b", Value: "two"}}; !reflect.DeepEqual(r.Bins["m"], want) {
+		t.Fatalf("key list KEY_VALUE = %#v, want %#v", r.Bins["m"], want)
 	}
 	wantGen(t, c, k, 2)
 }
@@ -540,5 +585,62 @@ func TestMapSinkPositionsPattern(t *testing.T) {
 	got := mustGet(t, c, k)
 	if got.Bins["total"] != 105 || got.Generation != 2 {
 		t.Fatalf("final %v gen %d, want total 105 gen 2", got.Bins, got.Generation)
+	}
+}
+
+// Real CE 8.1 stores an unordered map with its keys sorted (integers, then
+// strings, then blobs), nested maps too, on every write: a plain write of
+// the bin and a map put alike. The stored bytes show it.
+func TestUnorderedMapStoredInKeyOrder(t *testing.T) {
+	srv, c := testServer(t)
+	str := func(s string) []byte { return append([]byte{0xa0 | byte(len(s)+1), 0x03}, s...) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	// {"b": {"y": 1, "x": 2}, "a": [{"d": 1, "c": 2}], 2: 1}
+	sent := cat([]byte{0x83},
+		str("b"), []byte{0x82}, str("y"), []byte{0x01}, str("x"), []byte{0x02},
+		str("a"), []byte{0x91, 0x82}, str("d"), []byte{0x01}, str("c"), []byte{0x02},
+		[]byte{0x02, 0x01})
+	kf := keyFields(t, "test", "demo", "sorted")
+	rc := dialRaw(t, srv)
+	rc.send(frame(3, msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 19, "m", sent)})))
+	if code, _, _ := rc.mustReply(); code != 0 {
+		t.Fatalf("raw map write: rc %d", code)
+	}
+	stored := func() []byte {
+		t.Helper()
+		rc.send(frame(3, msgBody(0x01, 0, 0, 0, 0, kf, [][]byte{opBytes(1, 0, "m", nil)})))
+		code, _, body := rc.mustReply()
+		if code != 0 {
+			t.Fatalf("raw read: rc %d", code)
+		}
+		off := 22
+		for range binary.BigEndian.Uint16(body[18:20]) {
+			off += 4 + int(binary.BigEndian.Uint32(body[off:]))
+		}
+		if binary.BigEndian.Uint16(body[20:22]) != 1 {
+			t.Fatalf("read reply %x has no single op", body)
+		}
+		size := int(binary.BigEndian.Uint32(body[off:]))
+		nameLen := int(body[off+7])
+		return body[off+8+nameLen : off+4+size]
+	}
+	want := cat([]byte{0x83},
+		[]byte{0x02, 0x01},
+		str("a"), []byte{0x91, 0x82}, str("c"), []byte{0x02}, str("d"), []byte{0x01},
+		str("b"), []byte{0x82}, str("x"), []byte{0x02}, str("y"), []byte{0x01})
+	if got := stored(); !bytes.Equal(got, want) {
+		t.Fatalf("stored map\n%x, want\n%x", got, want)
+	}
+	// A map put of a nested map through the client.
+	_, err := c.Operate(nil, mustKey(t, "test", "demo", "sorted"),
+		as.MapPutOp(as.DefaultMapPolicy(), "m", "0", map[any]any{"q": 1, "p": 2}))
+	noErr(t, err)
+	want = cat([]byte{0x84},
+		[]byte{0x02, 0x01},
+		str("0"), []byte{0x82}, str("p"), []byte{0x02}, str("q"), []byte{0x01},
+		str("a"), []byte{0x91, 0x82}, str("c"), []byte{0x02}, str("d"), []byte{0x01},
+		str("b"), []byte{0x82}, str("x"), []byte{0x02}, str("y"), []byte{0x01})
+	if got := stored(); !bytes.Equal(got, want) {
+		t.Fatalf("stored map after a put\n%x, want\n%x", got, want)
 	}
 }

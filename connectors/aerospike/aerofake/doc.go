@@ -16,7 +16,12 @@
 //   - the info protocol the client uses for discovery and tend (node, build,
 //     features, partition-generation, peers-*, replicas, service-*,
 //     cluster-name, namespaces, statistics, truncate, truncate-namespace);
-//     unknown names answer ERROR:4, and a login answers SECURITY_NOT_ENABLED;
+//     unknown names answer ERROR:4;
+//   - the security protocol as Community Edition answers it: every command,
+//     a login included, gets SECURITY_NOT_SUPPORTED (51), so a client with a
+//     user and password fails to connect. Config.EnterpriseSecurity emulates
+//     an Enterprise server with security enabled instead: logins with the
+//     configured users' passwords and session tokens, nothing more;
 //   - single-record commands: get (all bins, named bins, header only), exists,
 //     put, add, append, prepend, touch, delete and operate, with the
 //     record-exists actions, generation policies, TTL rules and result codes of
@@ -24,7 +29,12 @@
 //   - map CDT operations on top-level map bins (put, put items, add, replace,
 //     increment, decrement, clear, set type, size, get/remove by key and by
 //     key list; unordered and key-ordered maps; keys compared by value) and
-//     DELETE_ALL;
+//     DELETE_ALL. Like CE, it stores every map with its keys sorted, nested
+//     maps too, whatever the order they were sent in, and answers KEY_VALUE
+//     with key-ordered pairs ([]MapPair in the Go client);
+//   - the namespace's max-record-size (Config.MaxRecordSize, default 1 MiB)
+//     checked against the record's stored size computed as CE 8.1 computes
+//     it, so the largest record accepted is the real server's to the byte;
 //   - batch reads and writes in both layouts (field 42 and field 41) with
 //     per-row results and the LAST terminator;
 //   - scans and primary-index queries by partition, with set filter, bin
@@ -49,6 +59,19 @@
 // frames are answered with a result code when the frame boundary is still
 // known, and the connection is closed otherwise; frame sizes are capped
 // (Config.MaxMessageSize, 1 MiB for info).
+//
+// # Fidelity
+//
+// Where the Go client can produce a request, the answer is meant to be what
+// CE 8.1 answers; the conformance tests (conformance_*_test.go) hold the
+// real server's recorded answers. Known gaps: raw-protocol messages the
+// client never sends (unknown fields, a wrong header_sz, a missing
+// namespace field, a malformed map, secondary-index queries) may get other
+// result codes than the real server's; the Enterprise security emulation
+// checks logins only (no roles, no refusal of commands on connections that
+// did not log in); K-ordered maps are sized by their msgpack bytes, while
+// the real server may store an offset index with them that counts toward
+// its limit.
 //
 // Tests that need time to pass set Config.Now; tests that need the uint16
 // generation wrap use [Server.SetGeneration].

@@ -318,11 +318,12 @@ func writeOpsCheck(req *request) ResultCode {
 			if rc := checkWriteParticle(o.ptype, o.value); rc != OK {
 				return rc
 			}
-		case opIncr, opAppend, opPrepend, opCDTModify, opDeleteAll:
+		case opIncr, opAppend, opPrepend, opCDTModify, opDeleteAll, opTouch:
+			// A replace accepts only bin writes; CE 8.1 refuses the rest
+			// (a touch included) before looking at the record.
 			if replacing {
 				return ParameterError
 			}
-		case opTouch:
 		case opExpRead, opExpModify, opBitsRead, opBitsModify, opHLLRead, opHLLModify:
 			return UnsupportedFeature
 		default:
@@ -376,6 +377,9 @@ func checkWriteParticle(ptype byte, v []byte) ResultCode {
 func normalizeParticle(ptype byte, v []byte) []byte {
 	if ptype == ptInteger && len(v) != 8 {
 		return binary.BigEndian.AppendUint64(nil, uint64(beInt(v)))
+	}
+	if ptype == ptMap || ptype == ptList {
+		return mpSortMaps(v)
 	}
 	return bytes.Clone(v)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Aerospike stores list and map bins as msgpack. Strings and blobs inside
@@ -515,4 +516,86 @@ func mpDecode(b []byte, depth int) (any, int, error) {
 		return nil, 0, err
 	}
 	return fmt.Sprintf("msgpack-ext:%x", b[:n]), n, nil
+}
+
+// mpSortMaps returns the msgpack object b with the pairs of every map in it,
+// nested ones included, in key order: Aerospike stores unordered maps that
+// way (K-ordered ones too). A map whose keys are not all integers, strings
+// or blobs keeps its order. The result never aliases b; a malformed b (the
+// caller has validated it) comes back copied as it is.
+func mpSortMaps(b []byte) []byte {
+	out, n, ok := appendSortedMaps(make([]byte, 0, len(b)), b, 0)
+	if !ok || n != len(b) {
+		return bytes.Clone(b)
+	}
+	return out
+}
+
+// sortedPair is one map pair of appendSortedMaps: its key and its bytes
+// (key and value, nested maps already sorted).
+type sortedPair struct {
+	key mapKey
+	raw []byte
+}
+
+func appendSortedMaps(dst, b []byte, depth int) ([]byte, int, bool) {
+	if depth > maxMsgpackDepth || len(b) == 0 {
+		return dst, 0, false
+	}
+	if count, hn, err := mpArrayHeader(b); err == nil {
+		dst = append(dst, b[:hn]...)
+		off := hn
+		for range count {
+			var n int
+			var ok bool
+			if dst, n, ok = appendSortedMaps(dst, b[off:], depth+1); !ok {
+				return dst, 0, false
+			}
+			off += n
+		}
+		return dst, off, true
+	}
+	count, hn, err := mpMapHeader(b)
+	if err != nil {
+		n, err := mpSkip(b)
+		if err != nil {
+			return dst, 0, false
+		}
+		return append(dst, b[:n]...), n, true
+	}
+	if count > len(b) {
+		return dst, 0, false
+	}
+	dst = append(dst, b[:hn]...)
+	off := hn
+	pairs := make([]sortedPair, 0, count)
+	sortable := true
+	for i := range count {
+		kn, err := mpSkip(b[off:])
+		if err != nil {
+			return dst, 0, false
+		}
+		kraw := b[off : off+kn]
+		raw, vn, ok := appendSortedMaps(append([]byte(nil), kraw...), b[off+kn:], depth+1)
+		if !ok {
+			return dst, 0, false
+		}
+		off += kn + vn
+		if i == 0 && len(kraw) == 3 && kraw[0] == 0xc7 && kraw[1] == 0 {
+			dst = append(dst, raw...) // the ordered-map header stays first
+			continue
+		}
+		k, n, err := mpMapKey(kraw)
+		if err != nil || n != len(kraw) {
+			sortable = false
+		}
+		pairs = append(pairs, sortedPair{key: k, raw: raw})
+	}
+	if sortable {
+		slices.SortStableFunc(pairs, func(a, b sortedPair) int { return cmpKeys(a.key, b.key) })
+	}
+	for _, p := range pairs {
+		dst = append(dst, p.raw...)
+	}
+	return dst, off, true
 }

@@ -67,7 +67,7 @@ func (m *model) write(w writeCmd) types.ResultCode {
 	mustNotCreate := w.action == as.UPDATE_ONLY || w.action == as.REPLACE_ONLY
 	for _, o := range w.ops {
 		if replacing && (o.kind == "add" || o.kind == "append" || o.kind == "mapput" || o.kind == "mapinc" ||
-			o.kind == "deleteall" || (o.kind == "put" && o.value == nil)) {
+			o.kind == "deleteall" || o.kind == "touch" || (o.kind == "put" && o.value == nil)) {
 			return types.PARAMETER_ERROR
 		}
 		if o.kind == "touch" {

@@ -62,6 +62,9 @@ var resultCodeNames = map[ResultCode]string{
 	OpNotApplicable:      "OP_NOT_APPLICABLE",
 	FilteredOut:          "FILTERED_OUT",
 	SecurityNotEnabled:   "SECURITY_NOT_ENABLED",
+	SecurityNotSupported: "SECURITY_NOT_SUPPORTED",
+	InvalidCredential:    "INVALID_CREDENTIAL",
+	NotAuthenticated:     "NOT_AUTHENTICATED",
 	IndexNotFound:        "INDEX_NOTFOUND",
 }
 

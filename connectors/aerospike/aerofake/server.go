@@ -32,9 +32,17 @@ type Config struct {
 	// MaxMessageSize caps an AS_MSG frame's declared size; larger frames
 	// close the connection. Default 128 MiB, the real server's limit.
 	MaxMessageSize int
-	// MaxRecordSize caps a record's approximate stored size; larger writes
-	// fail with RECORD_TOO_BIG. Default 1 MiB, the real server's default.
+	// MaxRecordSize is the namespace's max-record-size: a write that makes
+	// a record's stored size (computed as CE 8.1 does, see record.size)
+	// larger fails with RECORD_TOO_BIG. Default 1 MiB, the real server's
+	// default; like the real one it takes 64 bytes to 8 MiB.
 	MaxRecordSize int
+	// EnterpriseSecurity, when set, makes the server answer logins as an
+	// Aerospike Enterprise server with security enabled. Unset, it answers
+	// as Community Edition does: every security command, a login included,
+	// gets SECURITY_NOT_SUPPORTED (51), so a client configured with a user
+	// and password fails to connect.
+	EnterpriseSecurity *Security
 	// StatsInfo enables the non-standard "stats" info command, which answers
 	// the server's operation counters as k=v pairs.
 	StatsInfo bool
@@ -63,6 +71,8 @@ type NamespaceConfig struct {
 const (
 	defaultMaxMessageSize = 128 << 20
 	defaultMaxRecordSize  = 1 << 20
+	minMaxRecordSize      = 64      // MIN_MAX_RECORD_SIZE
+	maxMaxRecordSize      = 8 << 20 // WBLOCK_SZ: no record is larger
 	maxInfoSize           = 1 << 20
 	maxAdminSize          = 64 << 10
 	// frameTarget is the size at which multi-record replies start a new
@@ -83,6 +93,7 @@ type Server struct {
 
 	faults faultSet
 	stats  counters
+	sec    *security // nil: Community Edition
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -124,6 +135,9 @@ func newServer(cfg Config) (*Server, error) {
 	if cfg.MaxRecordSize <= 0 {
 		cfg.MaxRecordSize = defaultMaxRecordSize
 	}
+	if cfg.MaxRecordSize < minMaxRecordSize || cfg.MaxRecordSize > maxMaxRecordSize {
+		return nil, fmt.Errorf("aerofake: MaxRecordSize %d out of the server's range [%d, %d]", cfg.MaxRecordSize, minMaxRecordSize, maxMaxRecordSize)
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -154,6 +168,13 @@ func newServer(cfg Config) (*Server, error) {
 		s.nsOrder = append(s.nsOrder, nc.Name)
 	}
 	s.replicas = replicasValue(s.nsOrder)
+	if cfg.EnterpriseSecurity != nil {
+		sec, err := newSecurity(cfg.EnterpriseSecurity)
+		if err != nil {
+			return nil, err
+		}
+		s.sec = sec
+	}
 	return s, nil
 }
 
@@ -405,12 +426,22 @@ func (c *conn) readBody(size int) ([]byte, error) {
 }
 
 func (c *conn) handleAdmin(body []byte) error {
-	// No security: every admin command, including login, answers
-	// SECURITY_NOT_ENABLED, which the client treats as a successful login.
 	c.s.stats.admin.Add(1)
-	out := appendProtoHeader(c.out[:0], protoAdmin, 16)
-	out = append(out, 0, byte(SecurityNotEnabled))
-	out = append(out, make([]byte, 14)...)
+	// Community Edition answers every security command with
+	// SECURITY_NOT_SUPPORTED and no fields (security_ce.c).
+	rc, fields := SecurityNotSupported, []adminField(nil)
+	if c.s.sec != nil {
+		rc, fields = c.s.sec.answer(body)
+	}
+	out := appendProtoHeader(c.out[:0], protoAdmin, 0)
+	out = append(out, 0, byte(rc), 0, byte(len(fields)))
+	out = append(out, make([]byte, adminHeaderSize-4)...)
+	for _, f := range fields {
+		out = binary.BigEndian.AppendUint32(out, uint32(len(f.data)+1))
+		out = append(out, f.id)
+		out = append(out, f.data...)
+	}
+	putProtoSize(out, 0, protoAdmin)
 	c.out = out
 	_, err := c.w.Write(out)
 	return err

@@ -2,6 +2,7 @@ package aerofake
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -49,11 +50,62 @@ func (r *record) expired(now uint32) bool {
 	return r.voidTime != 0 && r.voidTime <= now
 }
 
-// size approximates the record's stored size for the max-record-size check.
+// size is the record's stored size as CE 8.1 checks it against
+// max-record-size: the flat record (as_flat_record_size, storage/flat.c)
+// plus the 4-byte end mark (buffer_bins, storage/drv_mem.c).
 func (r *record) size() int {
-	n := 64 + len(r.key) + len(r.set)
-	for _, b := range r.bins {
-		n += 8 + len(b.name) + len(b.data)
+	const (
+		flatHeader = 35 // as_flat_record
+		endMark    = 4
+	)
+	n := flatHeader + endMark
+	if r.voidTime != 0 {
+		n += 4
+	}
+	if r.set != "" {
+		n += 1 + len(r.set)
+	}
+	if r.key != nil {
+		n += uintvarSize(len(r.key)) + len(r.key)
+	}
+	if len(r.bins) > 0 {
+		n += uintvarSize(len(r.bins))
+	}
+	for i := range r.bins {
+		n += 1 + len(r.bins[i].name) + flatParticleSize(&r.bins[i])
+	}
+	return n
+}
+
+// flatParticleSize is a bin value's stored size, particle type byte
+// included (the particles' flat_size functions).
+func flatParticleSize(b *bin) int {
+	switch {
+	case b.ptype == ptInteger && len(b.data) == 8:
+		u := binary.BigEndian.Uint64(b.data)
+		switch {
+		case u>>32 != 0:
+			return 2 + 8
+		case u>>16 != 0:
+			return 2 + 4
+		case u>>8 != 0:
+			return 2 + 2
+		}
+		return 2 + 1
+	case b.ptype == ptFloat:
+		return 1 + 8
+	case b.ptype == ptBool:
+		return 1 + 1
+	}
+	return 1 + 4 + len(b.data) // blob_flat: type, u32 size, data
+}
+
+// uintvarSize is the length of v as the server's uintvar (7 bits a byte).
+func uintvarSize(v int) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
 	}
 	return n
 }
