@@ -49,6 +49,7 @@ type sourceRunner struct {
 	policy          errorPolicy
 	eh              *errorHandler
 	maxMessageBytes int
+	creator         *topicCreator // makes sure the target topics exist
 }
 
 func newSourceRunner(w *Worker, t *taskRuntime) (runner, error) {
@@ -85,10 +86,14 @@ func newSourceRunner(w *Worker, t *taskRuntime) (runner, error) {
 	if r.offsetsTopic == "" {
 		return nil, &ConfigError{Key: "offsets.storage.topic", Message: "no offsets topic: set offset.storage.topic on the worker or offsets.storage.topic on the connector"}
 	}
+	if r.creator, err = newTopicCreator(w, t); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
 func (r *sourceRunner) run(ctx context.Context, ctl *taskControl) error {
+	defer r.creator.close()
 	if r.w.cfg.ExactlyOnceSource {
 		return r.runEOS(ctx, ctl)
 	}
