@@ -451,6 +451,7 @@ func (e *eosTask) abort() {
 func (e *eosTask) restartFromCommitted(ctx context.Context, attempt int) error {
 	e.abort()
 	_ = e.takeAsyncErr()
+	e.r.creator.forget()
 	if err := e.sess.close(e.hard); err != nil {
 		e.r.t.log.Warn("stopping the plugin task before the restart", "error", err)
 	}

@@ -133,6 +133,15 @@ func (c *topicCreator) ensure(ctx context.Context, recs []host.SourceRecord) err
 	return nil
 }
 
+// forget drops what the task knows about its topics, so that the next
+// batches check them again: after an aborted transaction, which a topic
+// deleted under the task causes, the task then fails naming the topic (or
+// creates it again) instead of aborting until it gives up.
+func (c *topicCreator) forget() {
+	clear(c.known)
+	c.last = ""
+}
+
 func (c *topicCreator) close() {
 	if c.admin != nil {
 		c.admin.Close()

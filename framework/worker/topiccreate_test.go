@@ -236,3 +236,30 @@ func TestValidateTopicCreation(t *testing.T) {
 		})
 	}
 }
+
+// A topic deleted under a running exactly-once task aborts its open
+// transaction; the task then checks its topics again and fails naming the
+// missing one, rather than aborting transaction after transaction.
+func TestSourceFailsWhenItsTopicIsDeleted(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(true)
+	w, st := e.start(cfg)
+	topic := kafkatest.UniqueName(t, "deleted")
+	kafkatest.CreateTopic(t, topic)
+	props := datagenProps(topic, 1, 1_000_000)
+	props["max.interval"] = "1"
+	// Records to a deleted topic fail when their delivery times out,
+	// transaction.timeout.ms (librdkafka's message.timeout.ms follows it).
+	props["producer.override.transaction.timeout.ms"] = "10000"
+	name := kafkatest.UniqueName(t, "c")
+	e.run(w, name, props)
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		n := metricSum(t, cfg, "connectd_source_records_written_total", map[string]string{"connector": name})
+		return n > 0, "nothing written yet"
+	})
+	kafkatest.DeleteTopics(t, topic)
+	ev := st.waitFor(t, name+"-0", worker.StateFailed, 2*time.Minute)
+	if !strings.Contains(ev.trace, "topic "+topic+" does not exist") {
+		t.Errorf("trace does not say topic %s is missing: %s", topic, ev.trace)
+	}
+}
