@@ -93,7 +93,6 @@ func newSourceRunner(w *Worker, t *taskRuntime) (runner, error) {
 }
 
 func (r *sourceRunner) run(ctx context.Context, ctl *taskControl) error {
-	defer r.creator.close()
 	if r.w.cfg.ExactlyOnceSource {
 		return r.runEOS(ctx, ctl)
 	}

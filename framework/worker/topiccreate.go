@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,7 +78,6 @@ type topicCreator struct {
 	spec *connconfig.TopicCreation // nil: this task creates no topics
 	off  string                    // why spec is nil
 
-	admin *kafka.AdminClient // made at the first topic not yet known
 	known map[string]bool
 	last  string
 }
@@ -105,6 +103,7 @@ func newTopicCreator(w *Worker, t *taskRuntime) (*topicCreator, error) {
 // create them), or the error that must fail the task.
 func (c *topicCreator) ensure(ctx context.Context, recs []host.SourceRecord) error {
 	var unknown []string
+	var seen map[string]bool // the unknown ones, for batches naming many topics
 	for i := range recs {
 		topic := recs[i].Topic
 		if topic == c.last || topic == "" { // an empty topic is the producer's to refuse
@@ -114,7 +113,11 @@ func (c *topicCreator) ensure(ctx context.Context, recs []host.SourceRecord) err
 			c.last = topic
 			continue
 		}
-		if !slices.Contains(unknown, topic) {
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		if !seen[topic] {
+			seen[topic] = true
 			unknown = append(unknown, topic)
 		}
 	}
@@ -142,22 +145,17 @@ func (c *topicCreator) forget() {
 	c.last = ""
 }
 
-func (c *topicCreator) close() {
-	if c.admin != nil {
-		c.admin.Close()
-		c.admin = nil
-	}
-}
-
+// check makes sure topics exist. Its admin client lives for one check:
+// checks are rare (a task's first batch, a new topic), and a client per
+// task held for the task's life would keep librdkafka threads and broker
+// connections for nothing.
 func (c *topicCreator) check(ctx context.Context, topics []string) error {
-	if c.admin == nil {
-		a, err := c.w.newAdmin(c.connProps)
-		if err != nil {
-			return fmt.Errorf("admin client for topic checks: %w", err)
-		}
-		c.admin = a
+	admin, err := c.w.newAdmin(c.connProps)
+	if err != nil {
+		return fmt.Errorf("admin client for topic checks: %w", err)
 	}
-	missing, err := missingTopics(ctx, c.admin, topics)
+	defer admin.Close()
+	missing, err := missingTopics(ctx, admin, topics)
 	if err != nil {
 		return fmt.Errorf("checking whether topics %s exist: %w", strings.Join(topics, ", "), err)
 	}
@@ -165,7 +163,7 @@ func (c *topicCreator) check(ctx context.Context, topics []string) error {
 		return nil
 	}
 	if c.spec == nil {
-		auto, err := brokerAutoCreates(ctx, c.admin)
+		auto, err := brokerAutoCreates(ctx, admin)
 		if err == nil && auto {
 			c.log.Info("topics do not exist; the broker creates them when the task writes to them (auto.create.topics.enable)",
 				"topics", missing, "reason", c.off)
@@ -188,7 +186,7 @@ func (c *topicCreator) check(ctx context.Context, topics []string) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, topicCallTimeout)
 	defer cancel()
-	res, err := c.admin.CreateTopics(cctx, specs)
+	res, err := admin.CreateTopics(cctx, specs)
 	if err != nil {
 		return &TopicCreateError{Topic: missing[0], Group: groups[missing[0]].Name, Err: err}
 	}
