@@ -178,12 +178,13 @@ func CommonDef(t sdk.Type) *configdef.Def {
 				Documentation: "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with <code>__connect.errors.</code>",
 				Group:         GroupErrors, OrderInGroup: 8, Width: configdef.WidthMedium, DisplayName: "Enable Error Context Headers"})
 	case sdk.Source:
-		d.Define(configdef.Key{Name: KeyExactlyOnceSupport, Type: configdef.String, Default: ExactlyOnceRequested,
-			Validator: configdef.OneOfIgnoreCase(ExactlyOnceRequested, ExactlyOnceRequired), Importance: configdef.Medium,
-			Documentation: "Permitted values are requested, required. If set to \"required\", forces a preflight check for the connector to ensure that it can provide exactly-once semantics with the given configuration. " +
-				"Some connectors may be capable of providing exactly-once semantics but not signal to Connect that they support this; in that case, documentation for the connector should be consulted carefully before creating it, and the value for this property should be set to \"requested\". " +
-				"Additionally, if the value is set to \"required\" but the worker that performs preflight validation does not have exactly-once support enabled for source connectors, requests to create or validate the connector will fail.",
-			Group: GroupExactlyOnce, OrderInGroup: 1, Width: configdef.WidthShort, DisplayName: "Exactly once support"}).
+		d.Define(topicCreationGroupsKey()).
+			Define(configdef.Key{Name: KeyExactlyOnceSupport, Type: configdef.String, Default: ExactlyOnceRequested,
+				Validator: configdef.OneOfIgnoreCase(ExactlyOnceRequested, ExactlyOnceRequired), Importance: configdef.Medium,
+				Documentation: "Permitted values are requested, required. If set to \"required\", forces a preflight check for the connector to ensure that it can provide exactly-once semantics with the given configuration. " +
+					"Some connectors may be capable of providing exactly-once semantics but not signal to Connect that they support this; in that case, documentation for the connector should be consulted carefully before creating it, and the value for this property should be set to \"requested\". " +
+					"Additionally, if the value is set to \"required\" but the worker that performs preflight validation does not have exactly-once support enabled for source connectors, requests to create or validate the connector will fail.",
+				Group: GroupExactlyOnce, OrderInGroup: 1, Width: configdef.WidthShort, DisplayName: "Exactly once support"}).
 			Define(configdef.Key{Name: KeyTransactionBoundary, Type: configdef.String, Default: BoundaryPoll,
 				Validator:  configdef.OneOfIgnoreCase(BoundaryPoll, BoundaryInterval, BoundaryConnector),
 				Importance: configdef.Medium, Dependents: []string{KeyTransactionBoundaryInterval},

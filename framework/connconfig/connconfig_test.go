@@ -106,7 +106,7 @@ func TestCommonDefMatchesKafka(t *testing.T) {
 	if got := CommonDef(sdk.Sink).Groups(); !reflect.DeepEqual(got, []string{"Common", "Transforms", "Predicates", "Error Handling"}) {
 		t.Errorf("sink groups = %v", got)
 	}
-	if got := CommonDef(sdk.Source).Groups(); !reflect.DeepEqual(got, []string{"Common", "Transforms", "Predicates", "Error Handling", "Exactly Once Support", "offsets.topic"}) {
+	if got := CommonDef(sdk.Source).Groups(); !reflect.DeepEqual(got, []string{"Common", "Transforms", "Predicates", "Error Handling", "Topic Creation", "Exactly Once Support", "offsets.topic"}) {
 		t.Errorf("source groups = %v", got)
 	}
 	if _, ok := CommonDef(sdk.Source).Key(KeyTopics); ok {

@@ -2,9 +2,9 @@
 // Kafka Connect's names, defaults, groups, documentation and validation for
 // name, connector.class, tasks.max, the converters, transforms and
 // predicates, errors.*, the sink keys (topics, topics.regex, the
-// dead-letter queue) and the source keys (exactly.once.support,
-// transaction.boundary, offsets.storage.topic) — and whole-config
-// validation: Validate answers PUT /connector-plugins/{p}/config/validate
+// dead-letter queue) and the source keys (topic.creation.groups,
+// exactly.once.support, transaction.boundary, offsets.storage.topic) —
+// and whole-config validation: Validate answers PUT /connector-plugins/{p}/config/validate
 // exactly as Kafka's ConfigInfos, including the per-alias keys of each
 // transform and predicate (validated with the transform's own definition,
 // as Kafka's enriched ConfigDef does), the converters' own settings, the
@@ -17,7 +17,9 @@
 // Not validated here, because it depends on the worker, not the config:
 // whether the worker has exactly-once source support enabled, and client
 // overrides (producer.override.* and friends), which are passed through.
-// topic.creation.* is not supported yet.
+// The topic.creation.<group>.* keys are checked by ParseTopicCreation,
+// which the worker calls: they apply only when the worker's
+// topic.creation.enable is true.
 //
 // What this package must not do: run connectors or talk to Kafka; it only
 // reads configuration.

@@ -83,6 +83,11 @@ type Config struct {
 	// its successor. The herder provides it.
 	OwnsTask func(ctx context.Context, id TaskID) (bool, error)
 
+	// DisableTopicCreation is topic.creation.enable=false: source tasks
+	// never create the topics they write to, whatever the connector's
+	// topic.creation.* settings say.
+	DisableTopicCreation bool
+
 	// SinkBatchRecords bounds the records of one sink Put (default 1000).
 	SinkBatchRecords int
 

@@ -39,6 +39,20 @@
 // batches whose records (and dead-letter copies) are all acknowledged are
 // written to the offsets topic, then reported to the plugin.
 //
+// # Source topics
+//
+// Before a poll batch is produced, the topics it names that the task has
+// not written to yet are described in one admin request (the connector's
+// admin client). Missing ones are created with the connector's
+// topic.creation.* settings (KIP-158: the first group of
+// topic.creation.groups that includes and does not exclude the name,
+// else the default group) when the worker's topic.creation.enable is true
+// and the connector has such settings; otherwise, unless the brokers
+// auto-create topics, the task fails naming the topic (MissingTopicError),
+// as it does when the broker refuses the creation (TopicCreateError), and
+// the failure counts in the KAFKA_PRODUCE record errors. In exactly-once
+// mode this happens before the batch's records join the transaction.
+//
 // # Sink tasks
 //
 // A sink task consumes with group connect-<connector>, read_committed and

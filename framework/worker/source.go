@@ -49,6 +49,7 @@ type sourceRunner struct {
 	policy          errorPolicy
 	eh              *errorHandler
 	maxMessageBytes int
+	creator         *topicCreator // makes sure the target topics exist
 }
 
 func newSourceRunner(w *Worker, t *taskRuntime) (runner, error) {
@@ -84,6 +85,9 @@ func newSourceRunner(w *Worker, t *taskRuntime) (runner, error) {
 	}
 	if r.offsetsTopic == "" {
 		return nil, &ConfigError{Key: "offsets.storage.topic", Message: "no offsets topic: set offset.storage.topic on the worker or offsets.storage.topic on the connector"}
+	}
+	if r.creator, err = newTopicCreator(w, t); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -162,9 +162,12 @@ func (a *aloTask) loop(ctx context.Context, ctl *taskControl) error {
 
 func (a *aloTask) process(f fetched) error {
 	r := a.r
+	r.t.tm.polled(f.b.Polled)
+	if err := r.creator.ensure(a.hard, f.b.Records); err != nil {
+		return err
+	}
 	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten, writtenBytes: r.t.tm.sourceBytes}
 	b.pending.Add(1) // held until every produce below is issued
-	r.t.tm.polled(f.b.Polled)
 	m := &a.msg
 	a.topics.batch()
 	for i := range f.b.Records {

@@ -261,6 +261,12 @@ func (e *eosTask) process(f fetched) error {
 	r := e.r
 	b := f.b
 	r.t.tm.polled(b.Polled)
+	// Before the batch's records join the transaction: a missing topic
+	// fails the task here rather than aborting transactions until
+	// librdkafka gives up on it.
+	if err := r.creator.ensure(e.hard, b.Records); err != nil {
+		return err
+	}
 	e.topics.batch()
 	for i := range b.Records {
 		rec := &b.Records[i]
@@ -445,6 +451,7 @@ func (e *eosTask) abort() {
 func (e *eosTask) restartFromCommitted(ctx context.Context, attempt int) error {
 	e.abort()
 	_ = e.takeAsyncErr()
+	e.r.creator.forget()
 	if err := e.sess.close(e.hard); err != nil {
 		e.r.t.log.Warn("stopping the plugin task before the restart", "error", err)
 	}

@@ -229,6 +229,9 @@ func (w *Worker) Validate(ctx context.Context, props map[string]string) (configd
 	for _, ce := range w.checkOverrides(props) {
 		addError(&res, ce.Key, ce.Message)
 	}
+	for _, ce := range w.checkTopicCreation(m.Type, props) {
+		addError(&res, ce.Key, ce.Message)
+	}
 	return res, nil
 }
 

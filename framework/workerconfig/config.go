@@ -213,6 +213,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 		RestartBackoffInitial: ms(initial),
 		RestartBackoffMax:     ms(maxBackoff),
 		DisableAutoRestart:    !v.Bool(RestartEnable),
+		DisableTopicCreation:  !v.Bool(TopicCreation),
 		SinkBatchRecords:      int(v.Int(SinkBatchRecords)),
 		PluginLaunch: host.LaunchOptions{
 			CallTimeout:     ms(v.Long(PluginCallTimeout)),

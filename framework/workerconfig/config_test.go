@@ -62,6 +62,9 @@ func TestDefaultsAreKafkaConnects(t *testing.T) {
 	if !h.TopicTracking || !h.TopicTrackingAllowReset {
 		t.Error("topic tracking off by default")
 	}
+	if w.DisableTopicCreation {
+		t.Error("topic creation off by default")
+	}
 	if w.ConverterDefaults["header.converter"] != "org.apache.kafka.connect.storage.SimpleHeaderConverter" ||
 		w.ConverterDefaults["key.converter"] != "org.apache.kafka.connect.storage.StringConverter" {
 		t.Errorf("converter defaults %v", w.ConverterDefaults)
@@ -99,6 +102,7 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"value.converter.schemas.enable", "false",
 		"task.restart.backoff.initial.ms", "200",
 		"task.restart.enable", "false",
+		"topic.creation.enable", "false",
 		"log.format", "JSON",
 		"log.level", "debug",
 		"plugin.path", "/opt/a,/opt/b",
@@ -131,6 +135,12 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	}
 	if c.Worker.RestartBackoffInitial != 200*time.Millisecond || !c.Worker.DisableAutoRestart {
 		t.Errorf("restart settings %v %v", c.Worker.RestartBackoffInitial, c.Worker.DisableAutoRestart)
+	}
+	if !c.Worker.DisableTopicCreation {
+		t.Error("topic.creation.enable=false not applied")
+	}
+	if _, ignored := c.Ignored["topic.creation.enable"]; ignored {
+		t.Error("topic.creation.enable reported as ignored")
 	}
 	if c.LogFormat != "json" || c.LogLevel != "DEBUG" {
 		t.Errorf("logging %q %q", c.LogFormat, c.LogLevel)

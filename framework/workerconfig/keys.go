@@ -38,6 +38,7 @@ const (
 	ConfigProviders        = "config.providers"
 	TopicTracking          = "topic.tracking.enable"
 	TopicTrackingReset     = "topic.tracking.allow.reset"
+	TopicCreation          = "topic.creation.enable"
 	PluginPath             = "plugin.path"
 	Listeners              = "listeners"
 	AdvertisedHost         = "rest.advertised.host.name"
@@ -177,6 +178,7 @@ func Def() *configdef.Def {
 	add(groupTasks, configdef.Key{Name: HeaderConverter, Type: configdef.Class, Default: defaultHeaderConverter, Importance: configdef.Low, Documentation: "Default header converter (header.converter.* are its settings)."})
 	boolean(groupTasks, TopicTracking, true, "Track the topics each connector uses (GET /connectors/{c}/topics).")
 	boolean(groupTasks, TopicTrackingReset, true, "Allow PUT /connectors/{c}/topics/reset.")
+	boolean(groupTasks, TopicCreation, true, "Let source connectors create the topics they write to (KIP-158): a source task about to write to a topic that does not exist creates it with the connector's topic.creation.* settings, if the connector has any. Off, or for a connector without them, a task that writes to a missing topic fails naming it.")
 	boolean(groupTasks, RestartEnable, true, "Restart failed tasks and connectors automatically with exponential backoff (connectd; Kafka Connect never does).")
 	long(groupTasks, RestartBackoffInitial, 1000, "First delay of the automatic restart backoff (connectd).", configdef.AtLeast[int64](1))
 	long(groupTasks, RestartBackoffMax, 60000, "Longest delay of the automatic restart backoff (connectd).", configdef.AtLeast[int64](1))
@@ -244,7 +246,6 @@ var kafkaConnectOnly = map[string]string{
 	"inter.worker.key.size":                 "the session key is always 256 bits",
 	"inter.worker.signature.algorithm":      "requests are always signed with HmacSHA256",
 	"inter.worker.verification.algorithms":  "requests are always verified with HmacSHA256",
-	"topic.creation.enable":                 "source connectors' topic.creation.* settings are not supported",
 	"response.http.headers.config":          "not supported",
 	"config.storage.partitions":             "the config topic always has exactly one partition",
 }
