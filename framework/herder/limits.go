@@ -78,6 +78,7 @@ func (e *LimitError) Is(target error) bool { return target == ErrLimit }
 // before the connector's own validation, so an oversized request costs no
 // plugin launch.
 func (l Limits) checkConfig(name string, props map[string]string) error {
+	l.setDefaults() // zero fields are the defaults however l was built
 	if n := configBytes(props); n > l.ConfigBytes {
 		return &LimitError{Key: KeyConnectorConfigMax, Limit: l.ConfigBytes,
 			Msg: fmt.Sprintf("Connector %s: config of %d bytes exceeds the limit %s=%d; move large values to a config provider (${file:...}) or raise the limit on every worker", name, n, KeyConnectorConfigMax, l.ConfigBytes)}
@@ -99,6 +100,7 @@ func (l Limits) checkConfig(name string, props map[string]string) error {
 
 // checkTaskConfigs checks the task configs a connector generated.
 func (l Limits) checkTaskConfigs(name string, configs []map[string]string) error {
+	l.setDefaults() // zero fields are the defaults however l was built
 	if len(configs) > l.ConnectorTasks {
 		return &LimitError{Key: KeyConnectorTasksLimit, Limit: l.ConnectorTasks,
 			Msg: fmt.Sprintf("Connector %s generated %d task configs, more than the limit %s=%d", name, len(configs), KeyConnectorTasksLimit, l.ConnectorTasks)}
@@ -119,6 +121,7 @@ func (l Limits) checkTaskConfigs(name string, configs []map[string]string) error
 // generates task configs within the limit, or is FAILED when its config
 // asks for more.
 func (l Limits) assignable(snap *Snapshot, name string) bool {
+	l.setDefaults() // zero fields are the defaults however l was built
 	return snap.TaskCount(name) <= l.ConnectorTasks
 }
 
@@ -136,6 +139,7 @@ func (l Limits) assignableItems(snap *Snapshot, items []item) []item {
 // workerFull returns the error of a task refused because this worker
 // already runs the most tasks it may.
 func (l Limits) workerFull(id ConnectorTaskID, running int) error {
+	l.setDefaults() // zero fields are the defaults however l was built
 	if running < l.WorkerTasks {
 		return nil
 	}
