@@ -164,11 +164,23 @@ func (l *local) ping(ctx context.Context) error {
 	}
 }
 
-// runOnLoop runs fn on the loop goroutine, which owns the local state.
+// loopHandoff bounds how long a REST request waits for the loop to take
+// its call: the loop may be stopping many tasks (up to
+// task.shutdown.graceful.timeout.ms and their grace), and a request does
+// not wait that out but is told to retry.
+const loopHandoff = 2 * time.Second
+
+// runOnLoop runs fn on the loop goroutine, which owns the local state. A
+// loop busy starting or stopping work for longer than loopHandoff answers
+// a RebalanceError (409 with Retry-After).
 func (l *local) runOnLoop(ctx context.Context, fn func(ctx context.Context)) error {
 	c := loopCall{fn: fn, done: make(chan struct{})}
+	busy := time.NewTimer(loopHandoff)
+	defer busy.Stop()
 	select {
 	case l.calls <- c:
+	case <-busy.C:
+		return &RebalanceError{Msg: "Cannot complete request momentarily: this worker is busy starting or stopping connectors and tasks, likely because a rebalance or reconfiguration is underway", RetryAfter: rebalanceRetryAfter}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
