@@ -138,6 +138,10 @@ func (h *Herder) ConnectorConfig(ctx context.Context, name string) (map[string]s
 // validateForWrite validates a connector config and turns problems into a
 // BadRequestError in Kafka Connect's wording.
 func (h *Herder) validateForWrite(ctx context.Context, props map[string]string) error {
+	// The limits first: a config beyond them costs no plugin launch.
+	if err := h.cfg.Limits.checkConfig(props["name"], props); err != nil {
+		return &BadRequestError{Msg: err.Error()}
+	}
 	class := strings.TrimSpace(props["connector.class"])
 	if class == "" {
 		return &BadRequestError{Msg: fmt.Sprintf("Connector config %s contains no connector type", renderProps(props))}
@@ -576,6 +580,9 @@ func (h *Herder) ValidateConfig(ctx context.Context, class string, props map[str
 // task generation starts. Otherwise tasks-fencing-<c> is written in the
 // same transaction.
 func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
+	if err := h.cfg.Limits.checkTaskConfigs(name, configs); err != nil {
+		return &BadRequestError{Msg: err.Error()}
+	}
 	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)

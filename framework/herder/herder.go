@@ -70,6 +70,12 @@ type Config struct {
 	// tasks are transactional and a new task generation fences the old.
 	ExactlyOnceSource bool
 
+	// Limits are the admission limits (connector.tasks.max.limit,
+	// connector.config.max.bytes, worker.tasks.max); zero values take the
+	// defaults. The leader's apply to writes, each worker's to what it
+	// runs.
+	Limits Limits
+
 	// TopicTracking is topic.tracking.enable (default true in
 	// workerconfig); TopicTrackingAllowReset is topic.tracking.allow.reset.
 	TopicTracking, TopicTrackingAllowReset bool
@@ -110,6 +116,7 @@ func (c *Config) setDefaults() {
 	def(&c.TaskShutdownTimeout, 5*time.Second)
 	def(&c.MembershipPoll, time.Second)
 	def(&c.SessionKeyTTL, time.Hour)
+	c.Limits.setDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -428,7 +428,7 @@ func (l *leader) computeLocked(snap *Snapshot, live []string, now time.Time) (*A
 		}
 	}
 
-	items := itemsOf(snap)
+	items := l.h.cfg.Limits.assignableItems(snap, itemsOf(snap))
 	exists := map[item]bool{}
 	virtual := map[item]string{}
 	var movable []item

@@ -32,8 +32,12 @@ type local struct {
 	mine atomic.Pointer[WorkerAssignment]
 
 	// Owned by the loop goroutine.
-	connectors  map[string]*localConnector
-	tasks       map[ConnectorTaskID]*localTask
+	connectors map[string]*localConnector
+	tasks      map[ConnectorTaskID]*localTask
+	// refused are the tasks assigned here but not started because this
+	// worker runs worker.tasks.max tasks, with the task generation whose
+	// FAILED status was written; they start once it runs fewer.
+	refused     map[ConnectorTaskID]int64
 	targets     map[string]TargetState // target applied per connector
 	restartSeen map[string]int64
 	// loggerSeen is the offset of the logger-cluster-<ns> record applied
@@ -62,6 +66,9 @@ type localConnector struct {
 	reconfigure  chan struct{} // cap 1: a task-config generation is wanted
 	cancel       context.CancelFunc
 	done         chan struct{}
+	// overLimit: the config exceeds an admission limit, so the runtime
+	// never started it.
+	overLimit bool
 }
 
 type localTask struct {
@@ -74,6 +81,7 @@ func newLocal(h *Herder) *local {
 		log:         h.log.With("component", "local"),
 		connectors:  map[string]*localConnector{},
 		tasks:       map[ConnectorTaskID]*localTask{},
+		refused:     map[ConnectorTaskID]int64{},
 		targets:     map[string]TargetState{},
 		restartSeen: map[string]int64{},
 		loggerSeen:  map[string]int64{},
@@ -156,11 +164,23 @@ func (l *local) ping(ctx context.Context) error {
 	}
 }
 
-// runOnLoop runs fn on the loop goroutine, which owns the local state.
+// loopHandoff bounds how long a REST request waits for the loop to take
+// its call: the loop may be stopping many tasks (up to
+// task.shutdown.graceful.timeout.ms and their grace), and a request does
+// not wait that out but is told to retry.
+const loopHandoff = 2 * time.Second
+
+// runOnLoop runs fn on the loop goroutine, which owns the local state. A
+// loop busy starting or stopping work for longer than loopHandoff answers
+// a RebalanceError (409 with Retry-After).
 func (l *local) runOnLoop(ctx context.Context, fn func(ctx context.Context)) error {
 	c := loopCall{fn: fn, done: make(chan struct{})}
+	busy := time.NewTimer(loopHandoff)
+	defer busy.Stop()
 	select {
 	case l.calls <- c:
+	case <-busy.C:
+		return &RebalanceError{Msg: "Cannot complete request momentarily: this worker is busy starting or stopping connectors and tasks, likely because a rebalance or reconfiguration is underway", RetryAfter: rebalanceRetryAfter}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -195,7 +215,9 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 	}
 	wantTask := map[ConnectorTaskID]bool{}
 	for _, id := range mine.TaskIDs() {
-		if id.Task < snap.TaskCount(id.Connector) {
+		// An assignment from a leader without the limits may still give
+		// this worker tasks of a connector beyond them.
+		if id.Task < snap.TaskCount(id.Connector) && l.h.cfg.Limits.assignable(snap, id.Connector) {
 			wantTask[id] = true
 		}
 	}
@@ -228,6 +250,15 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 			delete(l.tasks, id)
 		}
 		for _, id := range released {
+			l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
+		}
+	}
+	for id := range l.refused {
+		if wantTask[id] {
+			continue
+		}
+		delete(l.refused, id)
+		if _, owned := a.OwnerOfTask(id); !owned && snap.Contains(id.Connector) && id.Task < snap.TaskCount(id.Connector) {
 			l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
 		}
 	}
@@ -268,6 +299,9 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 
 	// 4. Start connectors newly ours.
 	for _, name := range sortedKeys(wantConn) {
+		if ctx.Err() != nil {
+			return // stopping: what started is stopped by stopAll
+		}
 		if _, running := l.connectors[name]; running {
 			if snap.TaskConfigsStale(name) && snap.Target(name) == TargetStarted {
 				l.requestTaskConfigs(name)
@@ -286,8 +320,27 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 		}
 	}
 	sortTaskIDs(start)
+	var refused []ConnectorTaskID
+	var full error
 	for _, id := range start {
+		if ctx.Err() != nil {
+			return
+		}
+		if full = l.h.cfg.Limits.workerFull(id, len(l.tasks)); full != nil {
+			gen := snap.TaskGeneration(id.Connector)
+			if seen, ok := l.refused[id]; !ok || seen != gen {
+				l.refused[id] = gen
+				l.h.statuses.putTask(id, l.status(StateFailed, full.Error()))
+				refused = append(refused, id)
+			}
+			continue
+		}
+		delete(l.refused, id)
 		l.startTask(ctx, snap, id)
+	}
+	if len(refused) > 0 {
+		l.log.Warn("not starting tasks: this worker runs as many as it may", "tasks", len(refused), "first", refused[0].String(),
+			"limit", KeyWorkerTasksMax, "value", l.h.cfg.Limits.WorkerTasks)
 	}
 
 	// 6. Restart requests.
@@ -321,6 +374,16 @@ func (l *local) status(state, trace string) Status {
 func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string) {
 	raw, _ := snap.ConnectorConfig(name)
 	target := snap.Target(name)
+	if err := l.h.cfg.Limits.checkConfig(name, raw); err != nil {
+		// A config the REST API would refuse, in the config topic
+		// (an older version or a hand-written record): record it as
+		// started so that it is not retried on every pass, and fail it.
+		l.connectors[name] = &localConnector{configOffset: snap.ConfigOffset(name), target: target, cancel: func() {}, done: closedChan(), overLimit: true}
+		l.targets[name] = target
+		l.log.Error("not starting the connector: its stored config exceeds a limit", "connector", name, "err", err)
+		l.h.statuses.putConnector(name, l.status(StateFailed, err.Error()))
+		return
+	}
 	lc := &localConnector{
 		configOffset: snap.ConfigOffset(name),
 		target:       target,
@@ -369,6 +432,10 @@ func (l *local) stopConnector(ctx context.Context, name string) {
 	l.mu.Unlock()
 	lc.cancel()
 	<-lc.done
+	if lc.overLimit {
+		delete(l.connectors, name)
+		return
+	}
 	l.log.Info("stopping connector", "connector", name)
 	if err := l.h.rt.StopConnector(ctx, name); err != nil {
 		l.log.Warn("stopping the connector reported an error", "connector", name, "err", err)
@@ -430,6 +497,9 @@ func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffs
 		// started with the new config sends the task configs.
 		return nil
 	}
+	if l.h.cfg.Limits.checkConfig(name, raw) != nil {
+		return nil // reported when the connector started
+	}
 	resolved, err := l.h.resolveFor(name, raw)
 	if err != nil {
 		return nil // reported when the connector started
@@ -451,6 +521,11 @@ func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffs
 		msg := fmt.Sprintf("connector %s generated %d task configs, more than tasks.max=%d", name, len(configs), maxTasks)
 		l.log.Error(msg, "connector", name)
 		l.h.statuses.putConnector(name, l.status(StateFailed, fmt.Errorf("%s: %w", msg, errTooManyTasks).Error()))
+		return nil
+	}
+	if err := l.h.cfg.Limits.checkTaskConfigs(name, configs); err != nil {
+		l.log.Error("the connector's task configs exceed a limit", "connector", name, "err", err)
+		l.h.statuses.putConnector(name, l.status(StateFailed, err.Error()))
 		return nil
 	}
 	configs = reverseTransform(raw, resolved, configs)
@@ -527,6 +602,14 @@ func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req Resta
 // started (yet) is refused as a rebalance (409, retry later), and one
 // whose start failed is started again.
 func (l *local) restartTaskNow(ctx context.Context, snap *Snapshot, id ConnectorTaskID) error {
+	if _, ok := l.refused[id]; ok {
+		if err := l.h.cfg.Limits.workerFull(id, len(l.tasks)); err != nil {
+			return &BadRequestError{Msg: err.Error()}
+		}
+		delete(l.refused, id)
+		l.startTask(ctx, snap, id)
+		return nil
+	}
 	if _, ok := l.tasks[id]; !ok || id.Task >= snap.TaskCount(id.Connector) {
 		return &RebalanceError{Msg: fmt.Sprintf("Cannot restart task %s momentarily: this worker is not running it yet, likely because a rebalance or reconfiguration is underway", id), RetryAfter: rebalanceRetryAfter}
 	}
@@ -570,10 +653,14 @@ func (l *local) stopAll(ctx context.Context) {
 		l.stopConnector(ctx, name)
 		l.h.statuses.putConnector(name, l.status(StateUnassigned, ""))
 	}
+	for id := range l.refused {
+		cids = append(cids, id)
+	}
 	for _, id := range cids {
 		l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
 	}
 	l.tasks = map[ConnectorTaskID]*localTask{}
+	l.refused = map[ConnectorTaskID]int64{}
 	l.loops.Wait()
 }
 
@@ -630,3 +717,9 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}

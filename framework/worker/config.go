@@ -95,6 +95,12 @@ type Config struct {
 	// the processes. One process runs per connector on this worker.
 	Plugins      *host.Catalog
 	PluginLaunch host.LaunchOptions
+	// MaxPluginProcesses is worker.plugin.processes.max (default 100):
+	// the most connectors whose plugin process runs on this worker at
+	// once. A connector or task that would launch one more fails with a
+	// *ProcessLimitError (FAILED with a trace, restarted with backoff).
+	// The short-lived processes of config validation are not counted.
+	MaxPluginProcesses int
 
 	// Logger is the base logger (default slog.Default()); every task log
 	// line carries connector and task attributes.
@@ -103,6 +109,12 @@ type Config struct {
 	// Nil registers them nowhere.
 	Metrics prometheus.Registerer
 }
+
+// DefaultMaxPluginProcesses is the default of Config.MaxPluginProcesses.
+const DefaultMaxPluginProcesses = 100
+
+// KeyMaxPluginProcesses is the worker property of Config.MaxPluginProcesses.
+const KeyMaxPluginProcesses = "worker.plugin.processes.max"
 
 const (
 	overrideAll       = "All"
@@ -140,6 +152,9 @@ func (c *Config) setDefaults() error {
 		c.RestartBackoffMax = time.Minute
 	}
 	c.RestartBackoffMax = max(c.RestartBackoffMax, c.RestartBackoffInitial)
+	if c.MaxPluginProcesses <= 0 {
+		c.MaxPluginProcesses = DefaultMaxPluginProcesses
+	}
 	if c.SinkBatchRecords <= 0 {
 		c.SinkBatchRecords = 1000
 	}

@@ -28,7 +28,14 @@ type connectorRuntime struct {
 	gen     int // bumps on every (re)start; stale event loops stop
 	stopped bool
 	retry   *time.Timer
-	attempt int
+
+	// launched is closed once the launch of StartConnector (or of a
+	// resume from STOPPED) has succeeded or failed; guarded by mu.
+	launched chan struct{}
+	// reportMu keeps a launch's RUNNING from landing after the
+	// UNASSIGNED of a stop that overtook it.
+	reportMu sync.Mutex
+	attempt  int
 }
 
 // StartConnector starts a connector instance in the target state; its
@@ -36,6 +43,10 @@ type connectorRuntime struct {
 // onReconfigure is called when the connector asks for its tasks to be
 // reconfigured. A connector that fails (or whose plugin dies) is reported
 // FAILED and restarted with backoff.
+//
+// It returns before the plugin process is launched: the caller (the
+// herder's assignment loop, which REST requests may wait for) must not
+// wait for a plugin to start. ConnectorTaskConfigs waits for the launch.
 func (w *Worker) StartConnector(ctx context.Context, name string, props map[string]string, target TargetState, onReconfigure func(name string)) error {
 	w.mu.Lock()
 	if w.closed {
@@ -55,21 +66,39 @@ func (w *Worker) StartConnector(ctx context.Context, name string, props map[stri
 	c := &connectorRuntime{
 		w: w, name: name, props: clone(props), onReconfigure: onReconfigure,
 		log: w.log.With("connector", name), target: target, state: StateUnassigned,
+		launched: make(chan struct{}),
 	}
 	w.connectors[name] = c
 	w.mu.Unlock()
 	if target == TargetStopped {
+		close(c.launched)
 		c.report(StateStopped, "")
 		return nil
 	}
-	if err := c.launch(ctx); err != nil {
-		// Like a task, a connector that cannot start is FAILED and retried.
-		c.failed(err)
-	}
+	// Not bound to ctx, which ends when the herder stops applying
+	// assignments: as with the automatic restarts, a stop that overtakes
+	// the launch stops what it started (launch checks stopped).
+	launched := c.launched
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	go func() {
+		defer cancel()
+		defer close(launched)
+		if err := c.launch(lctx); err != nil {
+			// Like a task, a connector that cannot start is FAILED and
+			// retried.
+			c.failed(err)
+		}
+	}()
 	return nil
 }
 
 func (c *connectorRuntime) report(s State, trace string) {
+	c.reportMu.Lock()
+	defer c.reportMu.Unlock()
+	c.reportLocked(s, trace)
+}
+
+func (c *connectorRuntime) reportLocked(s State, trace string) {
 	c.mu.Lock()
 	c.state = s
 	c.mu.Unlock()
@@ -109,11 +138,18 @@ func (c *connectorRuntime) launch(ctx context.Context) (err error) {
 	target := c.target
 	c.mu.Unlock()
 	c.w.metrics.connectorStartups.WithLabelValues("success").Inc()
-	if target == TargetPaused {
-		c.report(StatePaused, "")
-	} else {
-		c.report(StateRunning, "")
+	c.reportMu.Lock()
+	c.mu.Lock()
+	current := c.gen == gen && !c.stopped
+	c.mu.Unlock()
+	if current {
+		if target == TargetPaused {
+			c.reportLocked(StatePaused, "")
+		} else {
+			c.reportLocked(StateRunning, "")
+		}
 	}
+	c.reportMu.Unlock()
 	go c.events(conn, gen)
 	return nil
 }
@@ -200,9 +236,19 @@ func (c *connectorRuntime) setTarget(ctx context.Context, target TargetState) {
 		c.mu.Unlock()
 		c.report(StateStopped, "")
 	case prev == TargetStopped && target != TargetStopped:
-		if err := c.launch(ctx); err != nil {
-			c.failed(err)
-		}
+		// Off the caller's path, as in StartConnector.
+		launched := make(chan struct{})
+		c.mu.Lock()
+		c.launched = launched
+		c.mu.Unlock()
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		go func() {
+			defer cancel()
+			defer close(launched)
+			if err := c.launch(lctx); err != nil {
+				c.failed(err)
+			}
+		}()
 	case running && target == TargetPaused:
 		c.report(StatePaused, "")
 	case running && target == TargetStarted:
@@ -239,6 +285,14 @@ func (w *Worker) ConnectorTaskConfigs(ctx context.Context, name string, maxTasks
 	w.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("task configs of %s: %w", name, ErrUnknownConnector)
+	}
+	c.mu.Lock()
+	launched := c.launched
+	c.mu.Unlock()
+	select {
+	case <-launched:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("task configs of %s: waiting for the connector to start: %w", name, ctx.Err())
 	}
 	c.mu.Lock()
 	conn := c.conn

@@ -27,6 +27,18 @@ var (
 	ErrUnknownTask      = errors.New("task is not running on this worker")
 )
 
+// ProcessLimitError: starting a connector or task here would launch one
+// plugin process more than Config.MaxPluginProcesses allows.
+type ProcessLimitError struct {
+	Connector string
+	Limit     int
+}
+
+func (e *ProcessLimitError) Error() string {
+	return fmt.Sprintf("connector %s: no plugin process started: this worker already runs %d, the limit %s=%d; it is retried with backoff (stop connectors here, add workers or raise the limit)",
+		e.Connector, e.Limit, KeyMaxPluginProcesses, e.Limit)
+}
+
 // Worker runs connectors and tasks assigned to this process. The herder
 // decides what runs where; the Worker runs it, reports every state change
 // to its StatusListener, and restarts what fails.
@@ -36,9 +48,12 @@ type Worker struct {
 	log     *slog.Logger
 	metrics *metrics
 
-	mu         sync.Mutex
-	closed     bool
-	procs      map[string]*procEntry // per connector
+	mu     sync.Mutex
+	closed bool
+	procs  map[string]*procEntry // per connector
+	// liveProcs counts the procEntries with a process (proc != nil),
+	// bounded by cfg.MaxPluginProcesses.
+	liveProcs  atomic.Int64
 	connectors map[string]*connectorRuntime
 	tasks      map[TaskID]*taskRuntime
 }
@@ -135,6 +150,12 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 	if e.proc != nil && !exited(e.proc) && e.proc.Manifest().SHA256 == m.SHA256 {
 		e.users++
 	} else {
+		// A replacement (after a crash, or of an older binary) keeps its
+		// slot; a first process takes one.
+		slot := e.proc == nil
+		if slot && !w.reserveProcess() {
+			return nil, m, nil, &ProcessLimitError{Connector: connector, Limit: w.cfg.MaxPluginProcesses}
+		}
 		opts := w.cfg.PluginLaunch
 		if opts.Logger == nil {
 			opts.Logger = w.log
@@ -147,6 +168,9 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 		opts.OnLogDropped = func(n int) { drops.Add(float64(n)) }
 		p, err := host.Launch(ctx, m, opts)
 		if err != nil {
+			if slot {
+				w.liveProcs.Add(-1)
+			}
 			return nil, m, nil, err
 		}
 		if e.crashed || (e.proc != nil && exited(e.proc)) {
@@ -170,6 +194,7 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 			e.users--
 			if e.users <= 0 && e.proc == p {
 				e.proc = nil
+				w.liveProcs.Add(-1)
 				if exited(p) {
 					// It died under its users: the next launch is a
 					// restart, and until then the metrics show it down.
@@ -184,6 +209,19 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 		})
 	}
 	return p, m, release, nil
+}
+
+// reserveProcess takes a plugin-process slot if one is free.
+func (w *Worker) reserveProcess() bool {
+	for {
+		n := w.liveProcs.Load()
+		if n >= int64(w.cfg.MaxPluginProcesses) {
+			return false
+		}
+		if w.liveProcs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 func exited(p *host.Process) bool {

@@ -215,6 +215,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 		DisableAutoRestart:    !v.Bool(RestartEnable),
 		DisableTopicCreation:  !v.Bool(TopicCreation),
 		SinkBatchRecords:      int(v.Int(SinkBatchRecords)),
+		MaxPluginProcesses:    int(v.Int(PluginProcessesMax)),
 		PluginLaunch: host.LaunchOptions{
 			CallTimeout:     ms(v.Long(PluginCallTimeout)),
 			StopTimeout:     ms(v.Long(PluginStopTimeout)),
@@ -248,7 +249,12 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 		ExactlyOnceSource:          eos,
 		TopicTracking:              v.Bool(TopicTracking),
 		TopicTrackingAllowReset:    v.Bool(TopicTrackingReset),
-		Resolver:                   resolver,
+		Limits: herder.Limits{
+			ConnectorTasks: int(v.Int(ConnectorTasksLimit)),
+			ConfigBytes:    int(v.Int(ConnectorConfigMax)),
+			WorkerTasks:    int(v.Int(WorkerTasksMax)),
+		},
+		Resolver: resolver,
 	}
 	topicConfigs := func(prefix string) map[string]string {
 		out := map[string]string{}

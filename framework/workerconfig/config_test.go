@@ -85,6 +85,13 @@ func TestDefaultsAreKafkaConnects(t *testing.T) {
 	if w.PluginLaunch.SpinWait != 50*time.Microsecond {
 		t.Errorf("plugin.spin.wait.us default gives %v, want 50µs", w.PluginLaunch.SpinWait)
 	}
+	// The admission limits have no Kafka Connect counterpart.
+	if l := h.Limits; l.ConnectorTasks != 1000 || l.ConfigBytes != 256<<10 || l.WorkerTasks != 500 {
+		t.Errorf("admission limit defaults %+v", l)
+	}
+	if w.MaxPluginProcesses != 100 {
+		t.Errorf("worker.plugin.processes.max default %d, want 100", w.MaxPluginProcesses)
+	}
 }
 
 func TestSettingsReachTheirConfigs(t *testing.T) {
@@ -111,6 +118,10 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"plugin.gogc", "300",
 		"plugin.gomemlimit", "512MiB",
 		"plugin.spin.wait.us", "0",
+		"connector.tasks.max.limit", "64",
+		"connector.config.max.bytes", "4096",
+		"worker.tasks.max", "32",
+		"worker.plugin.processes.max", "8",
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +168,12 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	if l := c.Worker.PluginLaunch; l.GOGC != "300" || l.GOMemLimit != "512MiB" {
 		t.Errorf("plugin GC settings %q %q", l.GOGC, l.GOMemLimit)
 	}
+	if l := c.Herder.Limits; l.ConnectorTasks != 64 || l.ConfigBytes != 4096 || l.WorkerTasks != 32 {
+		t.Errorf("admission limits %+v", l)
+	}
+	if c.Worker.MaxPluginProcesses != 8 {
+		t.Errorf("worker.plugin.processes.max %d", c.Worker.MaxPluginProcesses)
+	}
 	if s := c.Worker.PluginLaunch.SpinWait; s >= 0 {
 		t.Errorf("plugin.spin.wait.us=0 gives SpinWait %v, want a negative value (never poll)", s)
 	}
@@ -192,6 +209,10 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"bad plugin gogc", with("plugin.gogc", "lots"), "plugin.gogc"},
 		{"bad plugin memory limit", with("plugin.gomemlimit", "1 GB"), "plugin.gomemlimit"},
 		{"negative spin wait", with("plugin.spin.wait.us", "-5"), "plugin.spin.wait.us"},
+		{"zero tasks limit", with("connector.tasks.max.limit", "0"), "connector.tasks.max.limit"},
+		{"tiny config limit", with("connector.config.max.bytes", "10"), "connector.config.max.bytes"},
+		{"zero worker tasks", with("worker.tasks.max", "0"), "worker.tasks.max"},
+		{"zero plugin processes", with("worker.plugin.processes.max", "-1"), "worker.plugin.processes.max"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.props)

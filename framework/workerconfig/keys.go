@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/worker"
 )
 
 // Worker property names.
@@ -59,6 +61,10 @@ const (
 	PluginGOMemLimit       = "plugin.gomemlimit"
 	LogFormat              = "log.format"
 	LogLevel               = "log.level"
+	ConnectorTasksLimit    = herder.KeyConnectorTasksLimit
+	ConnectorConfigMax     = herder.KeyConnectorConfigMax
+	WorkerTasksMax         = herder.KeyWorkerTasksMax
+	PluginProcessesMax     = worker.KeyMaxPluginProcesses
 	defaultHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 )
 
@@ -69,6 +75,7 @@ const (
 	groupTasks   = "Tasks"
 	groupREST    = "REST"
 	groupPlugins = "Plugins"
+	groupLimits  = "Limits"
 	groupLogging = "Logging"
 )
 
@@ -196,6 +203,11 @@ func Def() *configdef.Def {
 		configdef.Matches(`off|[0-9]+`))
 	str(groupPlugins, PluginGOMemLimit, nil, configdef.Low, "GOMEMLIMIT of plugin processes, such as 512MiB: the Go runtime's soft memory limit (connectd).",
 		configdef.Matches(`[0-9]+(B|KiB|MiB|GiB|TiB)?`))
+
+	integer(groupLimits, ConnectorTasksLimit, herder.DefaultConnectorTasksLimit, "Largest tasks.max a connector config may set, and the most task configs a connector may generate. A create or update beyond it is refused (400 naming this key); a stored config beyond it (an older version's, or a hand-written record) makes the connector FAILED with a trace, and a connector with more stored task configs than this gets none of them assigned. The leader's value applies to writes, each worker's to the connectors it runs (connectd).", configdef.AtLeast[int32](1))
+	integer(groupLimits, ConnectorConfigMax, herder.DefaultConnectorConfigMax, "Largest connector config, and largest task config a connector may generate, in bytes of its JSON. Beyond it: as for connector.tasks.max.limit. Large values belong in a config provider (${file:...}) (connectd).", configdef.AtLeast[int32](1024))
+	integer(groupLimits, WorkerTasksMax, herder.DefaultWorkerTasksMax, "Most tasks this worker runs at once. Tasks assigned beyond it are not started: each is FAILED with a trace naming this key, and starts once the worker runs fewer (or on the worker it moves to) (connectd).", configdef.AtLeast[int32](1))
+	integer(groupLimits, PluginProcessesMax, worker.DefaultMaxPluginProcesses, "Most plugin processes (one per connector with work on this worker) running at once. A connector or task that would launch one more is FAILED with a trace naming this key and retried with the automatic restart backoff. Config validation's short-lived processes are not counted (connectd).", configdef.AtLeast[int32](1))
 
 	add(groupREST, configdef.Key{Name: Listeners, Type: configdef.List, Default: []string{"http://:8083"}, Importance: configdef.High,
 		Documentation: "REST listeners, http://host:port or https://host:port (listeners.https.ssl.* configure TLS)."})
