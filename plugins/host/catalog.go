@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/sdk"
@@ -64,11 +65,26 @@ func OpenCatalog(dirs ...string) (*Catalog, error) {
 // Dirs returns the catalog's directories.
 func (c *Catalog) Dirs() []string { return slices.Clone(c.dirs) }
 
-// Install verifies that binaryPath is a connectd plugin by launching it and
-// asking for its spec over the real protocol, then copies it into the
-// first plugin.path directory and writes its manifest. Installing a class
-// again replaces it.
+// InstallOptions bound the probe of a binary being installed.
+type InstallOptions struct {
+	// HandshakeTimeout bounds the probe's start (default
+	// DefaultHandshakeTimeout): a binary that is not a plugin, or one
+	// that hangs before serving, is killed with its whole process group.
+	HandshakeTimeout time.Duration
+	// CallTimeout bounds the spec call (default 30 s).
+	CallTimeout time.Duration
+}
+
+// Install is InstallWith with the default bounds.
 func (c *Catalog) Install(ctx context.Context, binaryPath string) (Manifest, error) {
+	return c.InstallWith(ctx, binaryPath, InstallOptions{})
+}
+
+// InstallWith verifies that binaryPath is a connectd plugin by launching
+// it and asking for its spec over the real protocol, then copies it into
+// the first plugin.path directory and writes its manifest. Installing a
+// class again replaces it.
+func (c *Catalog) InstallWith(ctx context.Context, binaryPath string, opts InstallOptions) (Manifest, error) {
 	sum, err := fileSHA256(binaryPath)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
@@ -77,8 +93,9 @@ func (c *Catalog) Install(ctx context.Context, binaryPath string) (Manifest, err
 	if err != nil {
 		return Manifest{}, err
 	}
-	probe := Manifest{Dir: filepath.Dir(abs), Binary: filepath.Base(abs), SHA256: sum}
-	proc, err := Launch(ctx, probe, LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
+	probe := Manifest{Name: filepath.Base(abs), Dir: filepath.Dir(abs), Binary: filepath.Base(abs), SHA256: sum}
+	proc, err := Launch(ctx, probe, LaunchOptions{Logger: slog.New(slog.DiscardHandler),
+		HandshakeTimeout: opts.HandshakeTimeout, CallTimeout: opts.CallTimeout})
 	if err != nil {
 		return Manifest{}, fmt.Errorf("install %s: not a working connectd plugin: %w", binaryPath, err)
 	}
