@@ -78,14 +78,16 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	levels := logging.New(root)
 	base := newBaseLogger(env.stderr, cfg.LogFormat)
 	log := levels.Logger(base, "connectd")
-	warnKeys(log, cfg, restKeys)
+	if err := warnKeys(log, cfg, restKeys); err != nil {
+		return oneLine("invalid worker config %s: %v", path, err)
+	}
 
 	if len(cfg.PluginPath) == 0 {
 		return oneLine("invalid worker config %s: plugin.path: no plugin directory configured (install plugins with `connectd plugin install --plugin-path DIR`)", path)
 	}
-	catalog, err := host.OpenCatalog(cfg.PluginPath...)
+	catalog, err := host.OpenInstalled(cfg.PluginPath...)
 	if err != nil {
-		return oneLine("plugin.path: %v", err)
+		return oneLine("invalid worker config %s: %v", path, err)
 	}
 	installed, err := catalog.List()
 	if err != nil {
@@ -289,15 +291,23 @@ func newBaseLogger(out io.Writer, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(out, opts))
 }
 
-// warnKeys reports worker properties that nothing uses, by name.
-func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) {
+// warnKeys reports worker properties that nothing uses, by name and with
+// the known key each is most likely a typo of; a typo of a guarantee or
+// security setting is an error (workerconfig.Config.UnknownKeys).
+func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) error {
 	used := map[string]bool{}
 	for _, k := range restKeys {
 		used[k] = true
 	}
-	for _, k := range cfg.Unknown {
-		if !used[k] && !strings.HasPrefix(k, "ssl.") {
-			log.Warn("unknown worker property ignored: "+k, "key", k)
+	unknown, err := cfg.UnknownKeys(restKeys)
+	for _, u := range unknown {
+		if strings.HasPrefix(u.Key, "ssl.") {
+			continue
+		}
+		if u.DidYouMean != "" {
+			log.Warn(u.Message(), "key", u.Key, "did_you_mean", u.DidYouMean)
+		} else {
+			log.Warn(u.Message(), "key", u.Key)
 		}
 	}
 	for k, why := range cfg.Ignored {
@@ -308,6 +318,7 @@ func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) {
 			log.Warn("client property not passed to Kafka clients: "+k, "key", k, "reason", why)
 		}
 	}
+	return err
 }
 
 func ensureTopics(ctx context.Context, cfg *workerconfig.Config, log *slog.Logger) error {

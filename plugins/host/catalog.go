@@ -62,6 +62,51 @@ func OpenCatalog(dirs ...string) (*Catalog, error) {
 	return &Catalog{dirs: abs}, nil
 }
 
+// PathError is a plugin.path directory a worker cannot use.
+type PathError struct {
+	Dir string // as configured
+	Err error
+}
+
+func (e *PathError) Error() string {
+	switch {
+	case errors.Is(e.Err, os.ErrNotExist):
+		return fmt.Sprintf("plugin.path directory %s does not exist (create it with connectd plugin install --plugin-path %s, or correct plugin.path)", e.Dir, e.Dir)
+	case errors.Is(e.Err, errNotDir):
+		return fmt.Sprintf("plugin.path entry %s is not a directory", e.Dir)
+	}
+	return fmt.Sprintf("plugin.path directory %s cannot be read: %v", e.Dir, e.Err)
+}
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+var errNotDir = errors.New("not a directory")
+
+// OpenInstalled opens plugin.path for a worker: unlike OpenCatalog it
+// creates nothing, and every directory must exist and be readable (a
+// *PathError names the first that is not), so that a mistyped plugin.path
+// stops the worker instead of leaving it with no plugins.
+func OpenInstalled(dirs ...string) (*Catalog, error) {
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil {
+			return nil, &PathError{Dir: d, Err: err}
+		}
+		if !st.IsDir() {
+			return nil, &PathError{Dir: d, Err: errNotDir}
+		}
+		f, err := os.Open(d)
+		if err == nil {
+			_, err = f.ReadDir(1)
+			f.Close()
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, &PathError{Dir: d, Err: err}
+		}
+	}
+	return OpenCatalog(dirs...)
+}
+
 // Dirs returns the catalog's directories.
 func (c *Catalog) Dirs() []string { return slices.Clone(c.dirs) }
 
