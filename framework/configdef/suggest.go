@@ -47,9 +47,10 @@ func maxTypos(key string) int {
 
 // Nearest returns the known key closest to key, if it is close enough to
 // be a typo of it (see maxTypos); ties go to the first in alphabetical
-// order. prefixes are open-ended families such as "producer.": a key
-// whose first segment is a typo of one ("prodcer.acks") is answered with
-// the corrected prefix ("producer.acks").
+// order. prefixes are open-ended families such as "producer." or
+// "producer.override.": a key whose leading segments are a typo of one
+// ("prodcer.acks") is answered with the corrected prefix
+// ("producer.acks").
 func Nearest(key string, known []string, prefixes ...string) (string, bool) {
 	best, bestD := "", maxTypos(key)+1
 	for _, k := range known {
@@ -67,13 +68,25 @@ func Nearest(key string, known []string, prefixes ...string) (string, bool) {
 		return best, true
 	}
 	for _, p := range prefixes {
-		n := strings.IndexByte(key, '.')
-		if n <= 0 || strings.HasPrefix(key, p) {
+		if strings.HasPrefix(key, p) {
 			continue
 		}
-		head := key[:n+1]
-		if d := Distance(head, p); d > 0 && d <= maxTypos(p) && d <= 2 {
-			return p + key[n+1:], true
+		// Compare as many dot-separated segments as the prefix has.
+		head, n := "", 0
+		for i := 0; i < len(key); i++ {
+			if key[i] == '.' {
+				n++
+				if n == strings.Count(p, ".") {
+					head = key[:i+1]
+					break
+				}
+			}
+		}
+		if head == "" {
+			continue
+		}
+		if d := Distance(head, p); d > 0 && d <= min(2, maxTypos(p)) {
+			return p + key[len(head):], true
 		}
 	}
 	return "", false

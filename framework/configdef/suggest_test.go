@@ -33,7 +33,7 @@ func TestDistance(t *testing.T) {
 
 func TestNearest(t *testing.T) {
 	known := []string{"exactly.once.source.support", "group.id", "tasks.max", "topics", "topics.regex", "name", "plugin.path", "key.converter", "value.converter"}
-	prefixes := []string{"producer.", "consumer.", "admin."}
+	prefixes := []string{"producer.", "consumer.", "admin.", "topic.creation."}
 	for _, tc := range []struct {
 		key, want string
 		ok        bool
@@ -46,6 +46,8 @@ func TestNearest(t *testing.T) {
 		{"plugins.path", "plugin.path", true},
 		{"prodcer.acks", "producer.acks", true},
 		{"consumr.max.poll.records", "consumer.max.poll.records", true},
+		{"topic.creaton.default.partitions", "topic.creation.default.partitions", true},
+		{"topics.creation.default.partitions", "topic.creation.default.partitions", true},
 		// Too far from anything: no guess.
 		{"aerospike.hosts", "", false},
 		{"nmae", "name", true},

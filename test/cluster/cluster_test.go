@@ -478,6 +478,16 @@ func TestBadWorkerProperties(t *testing.T) {
 		if !strings.Contains(w.log(), "unknown worker property sesion.timeout.ms; did you mean session.timeout.ms?") {
 			t.Fatalf("no warning naming the key\n%s", w.logTail(30))
 		}
+		// A connector config key typo is accepted, as Kafka Connect
+		// does, and logged with the nearest key the connector defines.
+		cfg := datagenConfig(kafkatest.Topic(t), 1)
+		cfg["max.intervall"] = "50"
+		if _, err := w.client().Create(ctxT(t, time.Minute), "typo", cfg, herder.InitialStopped); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(w.log(), "unknown connector property max.intervall in connector typo; did you mean max.interval?") {
+			t.Fatalf("no warning naming the connector key\n%s", w.logTail(30))
+		}
 		w.kill()
 	})
 }
