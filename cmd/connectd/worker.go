@@ -26,6 +26,7 @@ import (
 	"github.com/connectd/connectd/framework/workerconfig"
 	"github.com/connectd/connectd/internal/brokerpoll"
 	"github.com/connectd/connectd/internal/glibcmalloc"
+	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -58,10 +59,6 @@ func oneLine(format string, args ...any) error {
 }
 
 func runWorker(ctx context.Context, env *cliEnv, path string) error {
-	progress := func(format string, args ...any) {
-		fmt.Fprintf(env.stderr, "connectd worker: "+format+"\n", args...)
-	}
-	progress("reading %s", path)
 	cfg, err := workerconfig.Load(path)
 	if err != nil {
 		return oneLine("invalid worker config %s: %v", path, err)
@@ -78,6 +75,15 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	levels := logging.New(root)
 	base := newBaseLogger(env.stderr, cfg.LogFormat)
 	log := levels.Logger(base, "connectd")
+	// The start-up and shutdown milestones: plain lines for people and
+	// scripts, records of the one log stream with log.format=json.
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(env.stderr, "connectd worker: "+format+"\n", args...)
+	}
+	if cfg.LogFormat == "json" {
+		progress = func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
+	}
+	progress("reading %s", path)
 	if err := warnKeys(log, cfg, restKeys); err != nil {
 		return oneLine("invalid worker config %s: %v", path, err)
 	}
@@ -108,6 +114,10 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	log.Debug("librdkafka busy polls", "replaced", brokerpoll.Active(), "nap_ms", brokerpoll.NapMillis())
 
 	if err := ensureTopics(ctx, cfg, log); err != nil {
+		if ctx.Err() != nil {
+			progress("stopped (signal received) before the internal topics were ready")
+			return nil
+		}
 		return oneLine("%v", err)
 	}
 	progress("internal topics ready: config=%s offsets=%s status=%s", cfg.Herder.ConfigTopic, cfg.Herder.OffsetsTopic, cfg.Herder.StatusTopic)
@@ -322,18 +332,18 @@ func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) err
 }
 
 func ensureTopics(ctx context.Context, cfg *workerconfig.Config, log *slog.Logger) error {
-	cm := kafka.ConfigMap{"bootstrap.servers": cfg.Herder.BootstrapServers}
+	cm := kafka.ConfigMap{"bootstrap.servers": cfg.Herder.BootstrapServers, "client.id": cfg.Herder.GroupID + "-topics"}
 	for k, v := range cfg.Herder.ClientProps {
 		cm[k] = v
 	}
-	admin, err := kafka.NewAdminClient(&cm)
+	admin, err := kafkalog.NewAdmin(log, cm)
 	if err != nil {
 		return fmt.Errorf("kafka admin client: %w", err)
 	}
 	defer admin.Close()
 	tctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := herder.EnsureTopics(tctx, admin, log, cfg.Topics...); err != nil {
+	if err := herder.EnsureTopics(tctx, admin.AdminClient, log, cfg.Topics...); err != nil {
 		var te *herder.TopicError
 		if errors.As(err, &te) {
 			return err
