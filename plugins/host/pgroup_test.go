@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,6 +119,33 @@ func TestCloseKillsPluginChildren(t *testing.T) {
 	case <-p.Done():
 	default:
 		t.Error("Close returned before the plugin was gone")
+	}
+	plugintest.AwaitGroupGone(t, pgid)
+}
+
+// A plugin that dies while a child it forked still holds its stdout and
+// stderr is noticed as exited, and the child is killed.
+func TestCrashedPluginWithChildIsNoticed(t *testing.T) {
+	bin := build(t, "source")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	m := scriptManifest(t, "ForkingSource", fmt.Sprintf("#!/bin/sh\necho $$ > %s\nsleep 1000 &\nexec %s\n", pidFile, bin))
+	p, err := host.Launch(ctxT(t), m, host.LaunchOptions{Logger: plugintest.TestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	pgid := plugintest.AwaitPidFile(t, pidFile)
+	if err := syscall.Kill(p.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the plugin's exit is not noticed while its child holds its pipes; process group %d: %v", pgid, plugintest.GroupMembers(pgid))
+	}
+	var ee *host.ExitError
+	if !errors.As(p.Err(), &ee) || ee.Pid != p.Pid() {
+		t.Errorf("Err() = %v, want the plugin's ExitError", p.Err())
 	}
 	plugintest.AwaitGroupGone(t, pgid)
 }

@@ -368,12 +368,22 @@ func tailNote(tail string) string {
 }
 
 // watch turns the process's exit into Done/Err. go-plugin has no exit
-// callback (hashicorp/go-plugin#92), so it polls Exited.
+// callback (hashicorp/go-plugin#92), so it polls Exited. A plugin that
+// died while something it forked still holds its pipes would never count
+// as exited: once a second watch checks the process itself, and kills
+// what is left of its process group when it is gone.
 func (p *Process) watch() {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
+	ticks, reaped := 0, false
 	for range t.C {
 		if !p.client.Exited() {
+			if ticks++; ticks%50 == 0 && !reaped && leaderExited(p.pid) {
+				reaped = true
+				if err := killGroup(p.pid); err != nil {
+					p.log.Warn("killing the process group of an exited plugin", "pid", p.pid, "error", err)
+				}
+			}
 			continue
 		}
 		p.mu.Lock()
