@@ -311,6 +311,7 @@ func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) err
 	}
 	unknown, err := cfg.UnknownKeys(restKeys)
 	for _, u := range unknown {
+		used[u.Key] = true // not reported again as a dropped client setting
 		if strings.HasPrefix(u.Key, "ssl.") {
 			continue
 		}

@@ -351,6 +351,11 @@ func TestUnknownKeysSuggestNearest(t *testing.T) {
 			},
 		},
 		{
+			name:  "worker key misspelt under a client prefix",
+			props: with("admin.listners", "http://127.0.0.1:9000"),
+			want:  []UnknownKey{{"admin.listners", "admin.listeners"}},
+		},
+		{
 			name:  "nothing close: no guess",
 			props: with("my.company.annotation", "x"),
 			want:  []UnknownKey{{"my.company.annotation", ""}},

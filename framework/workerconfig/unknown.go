@@ -85,6 +85,18 @@ func (c *Config) UnknownKeys(used []string) ([]UnknownKey, error) {
 			}
 		}
 	}
+	// A misspelt worker key under a client prefix (admin.listners) reads
+	// as a client setting that librdkafka does not know: it is reported
+	// here, with the key it is close to, instead of as a dropped setting.
+	for k := range c.Dropped {
+		if slices.Contains(used, k) {
+			continue
+		}
+		if near, ok := configdef.Nearest(k, known); ok {
+			out = append(out, UnknownKey{Key: k, DidYouMean: near})
+		}
+	}
+	slices.SortFunc(out, func(a, b UnknownKey) int { return strings.Compare(a.Key, b.Key) })
 	if len(errs) == 1 {
 		return out, errs[0]
 	}
