@@ -19,7 +19,7 @@ func TestDistance(t *testing.T) {
 		{"tasks.max", "task.max", 1},
 		{"tasks.mxa", "tasks.max", 1}, // swap
 		{"group.id", "gruop.di", 2},   // two swaps
-		{"kitten", "sitting", 3},
+		{"flaw", "lawn", 2},
 		{"listeners", "listener", 1},
 	} {
 		if got := configdef.Distance(tc.a, tc.b); got != tc.want {
