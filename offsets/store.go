@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/internal/kafkalog"
 )
 
 // Config configures a Store.
@@ -160,7 +162,7 @@ func (s *Store) scan(ctx context.Context, fn func(*kafka.Message)) error {
 	cm["isolation.level"] = "read_committed"
 	cm["enable.partition.eof"] = true
 	cm["auto.offset.reset"] = "earliest"
-	c, err := kafka.NewConsumer(&cm)
+	c, err := kafkalog.NewConsumer(s.cfg.Logger, cm)
 	if err != nil {
 		return fmt.Errorf("offsets topic %q: consumer: %w", s.cfg.Topic, err)
 	}
@@ -330,13 +332,13 @@ func (s *Store) write(ctx context.Context, msgs []*kafka.Message, opts WriteOpti
 	if opts.TransactionalID != "" {
 		cm["transactional.id"] = opts.TransactionalID
 	}
-	p, err := kafka.NewProducer(&cm)
+	p, err := kafkalog.NewProducer(s.cfg.Logger, cm)
 	if err != nil {
 		return fmt.Errorf("offsets topic %q: producer: %w", s.cfg.Topic, err)
 	}
 	defer p.Close()
 	go func() {
-		for range p.Events() { // drain logs/errors; deliveries use their own channel
+		for range p.Events() { // drain errors; deliveries use their own channel
 		}
 	}()
 	if opts.TransactionalID != "" {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/connectd/connectd/plugins/host"
 )
@@ -19,8 +20,14 @@ const pluginPathEnv = "CONNECTD_PLUGIN_PATH"
 // pluginCommand groups plugin management: install, list, remove.
 func pluginCommand() *command {
 	var path string
+	var handshake time.Duration
 	pathFlag := func(fs *flag.FlagSet) {
 		fs.StringVar(&path, "plugin-path", "", "plugin directories, separated by ':' (default $"+pluginPathEnv+", else ./plugins); install writes to the first")
+	}
+	installFlags := func(fs *flag.FlagSet) {
+		pathFlag(fs)
+		fs.DurationVar(&handshake, "handshake-timeout", host.DefaultHandshakeTimeout,
+			"how long a binary may take to complete the plugin handshake before it is killed with its process group")
 	}
 	open := func() (*host.Catalog, error) {
 		p := path
@@ -37,9 +44,9 @@ func pluginCommand() *command {
 		summary: "install, list and remove connector plugins in plugin.path",
 		children: []*command{
 			{
-				name: "install", usage: "[--plugin-path DIR] <binary-or-dir>...",
+				name: "install", usage: "[--plugin-path DIR] [--handshake-timeout D] <binary-or-dir>...",
 				summary: "verify plugin binaries (spec handshake) and install them with a sha256 manifest",
-				flags:   pathFlag,
+				flags:   installFlags,
 				run: func(ctx context.Context, env *cliEnv, _ *flag.FlagSet, args []string) error {
 					if len(args) == 0 {
 						return usageError("plugin install needs a plugin binary or a directory of them")
@@ -48,12 +55,15 @@ func pluginCommand() *command {
 					if err != nil {
 						return err
 					}
+					if handshake <= 0 {
+						return usageError("plugin install: --handshake-timeout must be positive")
+					}
 					bins, err := pluginBinaries(args)
 					if err != nil {
 						return err
 					}
 					for _, b := range bins {
-						m, err := cat.Install(ctx, b)
+						m, err := cat.InstallWith(ctx, b, host.InstallOptions{HandshakeTimeout: handshake})
 						if err != nil {
 							return err
 						}

@@ -26,6 +26,7 @@ import (
 	"github.com/connectd/connectd/framework/workerconfig"
 	"github.com/connectd/connectd/internal/brokerpoll"
 	"github.com/connectd/connectd/internal/glibcmalloc"
+	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -58,10 +59,6 @@ func oneLine(format string, args ...any) error {
 }
 
 func runWorker(ctx context.Context, env *cliEnv, path string) error {
-	progress := func(format string, args ...any) {
-		fmt.Fprintf(env.stderr, "connectd worker: "+format+"\n", args...)
-	}
-	progress("reading %s", path)
 	cfg, err := workerconfig.Load(path)
 	if err != nil {
 		return oneLine("invalid worker config %s: %v", path, err)
@@ -78,14 +75,25 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	levels := logging.New(root)
 	base := newBaseLogger(env.stderr, cfg.LogFormat)
 	log := levels.Logger(base, "connectd")
-	warnKeys(log, cfg, restKeys)
+	// The start-up and shutdown milestones: plain lines for people and
+	// scripts, records of the one log stream with log.format=json.
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(env.stderr, "connectd worker: "+format+"\n", args...)
+	}
+	if cfg.LogFormat == "json" {
+		progress = func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
+	}
+	progress("reading %s", path)
+	if err := warnKeys(log, cfg, restKeys); err != nil {
+		return oneLine("invalid worker config %s: %v", path, err)
+	}
 
 	if len(cfg.PluginPath) == 0 {
 		return oneLine("invalid worker config %s: plugin.path: no plugin directory configured (install plugins with `connectd plugin install --plugin-path DIR`)", path)
 	}
-	catalog, err := host.OpenCatalog(cfg.PluginPath...)
+	catalog, err := host.OpenInstalled(cfg.PluginPath...)
 	if err != nil {
-		return oneLine("plugin.path: %v", err)
+		return oneLine("invalid worker config %s: %v", path, err)
 	}
 	installed, err := catalog.List()
 	if err != nil {
@@ -106,6 +114,10 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	log.Debug("librdkafka busy polls", "replaced", brokerpoll.Active(), "nap_ms", brokerpoll.NapMillis())
 
 	if err := ensureTopics(ctx, cfg, log); err != nil {
+		if ctx.Err() != nil {
+			progress("stopped (signal received) before the internal topics were ready")
+			return nil
+		}
 		return oneLine("%v", err)
 	}
 	progress("internal topics ready: config=%s offsets=%s status=%s", cfg.Herder.ConfigTopic, cfg.Herder.OffsetsTopic, cfg.Herder.StatusTopic)
@@ -289,15 +301,24 @@ func newBaseLogger(out io.Writer, format string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(out, opts))
 }
 
-// warnKeys reports worker properties that nothing uses, by name.
-func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) {
+// warnKeys reports worker properties that nothing uses, by name and with
+// the known key each is most likely a typo of; a typo of a guarantee or
+// security setting is an error (workerconfig.Config.UnknownKeys).
+func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) error {
 	used := map[string]bool{}
 	for _, k := range restKeys {
 		used[k] = true
 	}
-	for _, k := range cfg.Unknown {
-		if !used[k] && !strings.HasPrefix(k, "ssl.") {
-			log.Warn("unknown worker property ignored: "+k, "key", k)
+	unknown, err := cfg.UnknownKeys(restKeys)
+	for _, u := range unknown {
+		used[u.Key] = true // not reported again as a dropped client setting
+		if strings.HasPrefix(u.Key, "ssl.") {
+			continue
+		}
+		if u.DidYouMean != "" {
+			log.Warn(u.Message(), "key", u.Key, "did_you_mean", u.DidYouMean)
+		} else {
+			log.Warn(u.Message(), "key", u.Key)
 		}
 	}
 	for k, why := range cfg.Ignored {
@@ -308,21 +329,22 @@ func warnKeys(log *slog.Logger, cfg *workerconfig.Config, restKeys []string) {
 			log.Warn("client property not passed to Kafka clients: "+k, "key", k, "reason", why)
 		}
 	}
+	return err
 }
 
 func ensureTopics(ctx context.Context, cfg *workerconfig.Config, log *slog.Logger) error {
-	cm := kafka.ConfigMap{"bootstrap.servers": cfg.Herder.BootstrapServers}
+	cm := kafka.ConfigMap{"bootstrap.servers": cfg.Herder.BootstrapServers, "client.id": cfg.Herder.GroupID + "-topics"}
 	for k, v := range cfg.Herder.ClientProps {
 		cm[k] = v
 	}
-	admin, err := kafka.NewAdminClient(&cm)
+	admin, err := kafkalog.NewAdmin(log, cm)
 	if err != nil {
 		return fmt.Errorf("kafka admin client: %w", err)
 	}
 	defer admin.Close()
 	tctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := herder.EnsureTopics(tctx, admin, log, cfg.Topics...); err != nil {
+	if err := herder.EnsureTopics(tctx, admin.AdminClient, log, cfg.Topics...); err != nil {
 		var te *herder.TopicError
 		if errors.As(err, &te) {
 			return err

@@ -12,7 +12,11 @@
 // give the worker the parsed settings.
 //
 // Connector-specific keys the definitions do not know are allowed, as in
-// Kafka. PASSWORD values are rendered "[hidden]".
+// Kafka; UnknownKeys lists them, each with the nearest defined key, for
+// the worker to warn about when it accepts the config. The validate answer
+// does not list them: Kafka's ConfigInfos has no place for a warning, and
+// an error would refuse a config Kafka Connect accepts. PASSWORD values
+// are rendered "[hidden]".
 //
 // Not validated here, because it depends on the worker, not the config:
 // whether the worker has exactly-once source support enabled, and client

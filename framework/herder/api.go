@@ -12,6 +12,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/connconfig"
 	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/worker"
 )
@@ -151,6 +152,7 @@ func (h *Herder) validateForWrite(ctx context.Context, props map[string]string) 
 		return err
 	}
 	if res.ErrorCount == 0 {
+		h.warnUnknownKeys(class, props, res)
 		return nil
 	}
 	var msgs []string
@@ -161,6 +163,26 @@ func (h *Herder) validateForWrite(ctx context.Context, props map[string]string) 
 	}
 	return &BadRequestError{Msg: fmt.Sprintf("Connector configuration is invalid and contains the following %d error(s):\n%s\nYou can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
 		len(msgs), strings.Join(msgs, "\n"))}
+}
+
+// warnUnknownKeys logs the keys of an accepted connector config that no
+// definition knows, with the nearest known key. Kafka Connect accepts
+// them, so they are never an error; a plugin that declares no keys of its
+// own is not judged (every key of it would look unknown).
+func (h *Herder) warnUnknownKeys(class string, props map[string]string, res configdef.ValidationResult) {
+	if h.cfg.Plugins == nil {
+		return
+	}
+	if m, err := h.cfg.Plugins.Lookup(class); err != nil || len(m.Config) == 0 {
+		return
+	}
+	for _, u := range connconfig.UnknownKeys(props, res) {
+		attrs := []any{"connector", props["name"], "key", u.Key}
+		if u.DidYouMean != "" {
+			attrs = append(attrs, "did_you_mean", u.DidYouMean)
+		}
+		h.log.Warn(u.Message(props["name"]), attrs...)
+	}
 }
 
 // validate runs the connector's validation on the resolved config and

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/internal/kafkalog"
 )
 
 // clientConfig builds a librdkafka config for an internal client:
@@ -31,24 +32,13 @@ func (h *Herder) clientConfig(clientID string, own kafka.ConfigMap) *kafka.Confi
 	return &m
 }
 
-// drainLogs forwards librdkafka's log lines to slog until the channel
-// closes (when the client is closed).
+// drainLogs forwards librdkafka's log lines to slog (internal/kafkalog)
+// until the channel closes (when the client is closed).
 func drainLogs(log *slog.Logger, ch chan kafka.LogEvent, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for ev := range ch {
-			lvl := slog.LevelDebug
-			switch {
-			case ev.Level <= 3:
-				lvl = slog.LevelError
-			case ev.Level == 4:
-				lvl = slog.LevelWarn
-			case ev.Level <= 6:
-				lvl = slog.LevelInfo
-			}
-			log.Log(context.Background(), lvl, strings.TrimSpace(ev.Message), "rdkafka", ev.Name, "tag", ev.Tag)
-		}
+		kafkalog.Drain(log, ch)
 	}()
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
 )
@@ -144,7 +145,7 @@ func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 		if err != nil {
 			return err
 		}
-		err = ensureDLQTopic(ctx, admin, r.policy.DLQTopic, r.policy.DLQReplicationFactor)
+		err = ensureDLQTopic(ctx, admin.AdminClient, r.policy.DLQTopic, r.policy.DLQReplicationFactor)
 		admin.Close()
 		if err != nil {
 			return err
@@ -161,7 +162,7 @@ func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 		if err != nil {
 			return err
 		}
-		if s.dlq, err = kafka.NewProducer(&cm); err != nil {
+		if s.dlq, err = kafkalog.NewProducer(r.t.log, cm); err != nil {
 			return fmt.Errorf("dead-letter producer: %w", err)
 		}
 		defer s.dlq.Close()
@@ -209,7 +210,7 @@ func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 		defer cancel()
 		_ = s.st.Stop(sctx)
 	}()
-	if s.c, err = kafka.NewConsumer(&cm); err != nil {
+	if s.c, err = kafkalog.NewConsumer(r.t.log, cm); err != nil {
 		return fmt.Errorf("consumer: %w", err)
 	}
 	defer func() {

@@ -111,7 +111,7 @@ func (r *sourceRunner) prepare(ctx context.Context) (*offsets.Store, error) {
 			return nil, err
 		}
 		defer admin.Close()
-		if err := ensureDLQTopic(ctx, admin, r.policy.DLQTopic, r.policy.DLQReplicationFactor); err != nil {
+		if err := ensureDLQTopic(ctx, admin.AdminClient, r.policy.DLQTopic, r.policy.DLQReplicationFactor); err != nil {
 			return nil, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
 )
@@ -76,7 +77,7 @@ func (r *sourceRunner) runEOS(ctx context.Context, ctl *taskControl) error {
 	if err != nil {
 		return err
 	}
-	p, err := kafka.NewProducer(&cm)
+	p, err := kafkalog.NewProducer(r.t.log, cm)
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}

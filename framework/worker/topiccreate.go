@@ -155,7 +155,7 @@ func (c *topicCreator) check(ctx context.Context, topics []string) error {
 		return fmt.Errorf("admin client for topic checks: %w", err)
 	}
 	defer admin.Close()
-	missing, err := missingTopics(ctx, admin, topics)
+	missing, err := missingTopics(ctx, admin.AdminClient, topics)
 	if err != nil {
 		return fmt.Errorf("checking whether topics %s exist: %w", strings.Join(topics, ", "), err)
 	}
@@ -163,7 +163,7 @@ func (c *topicCreator) check(ctx context.Context, topics []string) error {
 		return nil
 	}
 	if c.spec == nil {
-		auto, err := brokerAutoCreates(ctx, admin)
+		auto, err := brokerAutoCreates(ctx, admin.AdminClient)
 		if err == nil && auto {
 			c.log.Info("topics do not exist; the broker creates them when the task writes to them (auto.create.topics.enable)",
 				"topics", missing, "reason", c.off)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
 
@@ -90,12 +91,12 @@ func New(ctx context.Context, cfg Config, status StatusListener) (*Worker, error
 	return w, nil
 }
 
-func (w *Worker) newAdmin(connProps map[string]string) (*kafka.AdminClient, error) {
+func (w *Worker) newAdmin(connProps map[string]string) (*kafkalog.Admin, error) {
 	cm, err := w.clientConfig(adminClient, connProps, nil)
 	if err != nil {
 		return nil, err
 	}
-	return kafka.NewAdminClient(&cm)
+	return kafkalog.NewAdmin(w.log.With("connector", connProps["name"]), cm)
 }
 
 func (w *Worker) verifyOffsetsTopic(ctx context.Context, topic string, partitions int) error {
@@ -103,14 +104,14 @@ func (w *Worker) verifyOffsetsTopic(ctx context.Context, topic string, partition
 	for k, v := range w.internalClient() {
 		cm[k] = v
 	}
-	admin, err := kafka.NewAdminClient(&cm)
+	admin, err := kafkalog.NewAdmin(w.log, cm)
 	if err != nil {
 		return err
 	}
 	defer admin.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return offsets.VerifyTopic(ctx, admin, topic, partitions)
+	return offsets.VerifyTopic(ctx, admin.AdminClient, topic, partitions)
 }
 
 // procEntry is the plugin process of one connector on this worker, shared
@@ -478,7 +479,7 @@ func (w *Worker) fence(ctx context.Context, txID string) error {
 	for k, v := range w.internalClient() {
 		cm[k] = v
 	}
-	p, err := kafka.NewProducer(&cm)
+	p, err := kafkalog.NewProducer(w.log, cm)
 	if err != nil {
 		return fmt.Errorf("fence %s: %w", txID, err)
 	}

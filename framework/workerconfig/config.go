@@ -226,6 +226,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 			GOGC:              v.String(PluginGOGC),
 			SpinWait:          spinWait(v.Long(PluginSpinWait)),
 			GOMemLimit:        v.String(PluginGOMemLimit),
+			HandshakeTimeout:  ms(v.Long(PluginHandshakeTimeout)),
 		},
 	}
 	if p := v.Int(OffsetsPartitions); p > 0 {

@@ -340,3 +340,93 @@ func TestDefDocumentsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+func TestUnknownKeysSuggestNearest(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		props   map[string]string
+		used    []string
+		want    []UnknownKey
+		refused string // the key a start-up error names, if any
+	}{
+		{
+			name:    "typo of exactly.once.source.support stops start-up",
+			props:   with("exactly.once.source.suport", "enabled"),
+			want:    []UnknownKey{{"exactly.once.source.suport", ExactlyOnceSource}},
+			refused: "exactly.once.source.suport",
+		},
+		{
+			name:  "typo beside the right key only warns",
+			props: with("exactly.once.source.suport", "enabled", ExactlyOnceSource, "enabled"),
+			want:  []UnknownKey{{"exactly.once.source.suport", ExactlyOnceSource}},
+		},
+		{
+			name:    "typo of a REST authentication file stops start-up",
+			props:   with("rest.auth.basic.credential.file", "/creds"),
+			want:    []UnknownKey{{"rest.auth.basic.credential.file", "rest.auth.basic.credentials.file"}},
+			refused: "rest.auth.basic.credential.file",
+		},
+		{
+			name:    "typo of an unprefixed client key",
+			props:   with("securty.protocol", "SSL"),
+			want:    []UnknownKey{{"securty.protocol", "security.protocol"}},
+			refused: "securty.protocol",
+		},
+		{
+			name:  "ordinary typos warn with the nearest key",
+			props: with("sesion.timeout.ms", "6000", "plugins.path", "/p", "prodcer.acks", "all"),
+			want: []UnknownKey{
+				{"plugins.path", PluginPath},
+				{"prodcer.acks", "producer.acks"},
+				{"sesion.timeout.ms", SessionTimeout},
+			},
+		},
+		{
+			name:  "worker key misspelt under a client prefix",
+			props: with("admin.listners", "http://127.0.0.1:9000"),
+			want:  []UnknownKey{{"admin.listners", "admin.listeners"}},
+		},
+		{
+			name:  "nothing close: no guess",
+			props: with("my.company.annotation", "x"),
+			want:  []UnknownKey{{"my.company.annotation", ""}},
+		},
+		{
+			name: "open-ended and ignored keys never warn",
+			props: with("producer.linger.ms", "5", "consumer.max.poll.records", "10", "admin.request.timeout.ms", "1000",
+				"key.converter.schemas.enable", "false", "value.converter.schema.registry.url", "http://r",
+				"config.storage.min.insync.replicas", "2", "listeners.https.ssl.keystore.location", "/k",
+				"connect.protocol", "sessioned", "config.providers.file.param.x", "y", "rest.auth.realm", "r"),
+		},
+		{
+			name:  "keys another part reads are not unknown",
+			props: with("rest.future.key", "1"),
+			used:  []string{"rest.future.key"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse(tc.props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.UnknownKeys(tc.used)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("unknown keys %v, want %v", got, tc.want)
+			}
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Errorf("start-up refused: %v", err)
+			case tc.refused != "" && err == nil:
+				t.Errorf("a typo of a guarded key (%s) does not stop start-up", tc.refused)
+			case tc.refused != "":
+				es := Errors(err)
+				if len(es) != 1 || es[0].Key != tc.refused || !strings.Contains(err.Error(), "did you mean") {
+					t.Errorf("error %v does not name %s with a suggestion", err, tc.refused)
+				}
+			}
+		})
+	}
+	if msg := (UnknownKey{"exactly.once.source.suport", ExactlyOnceSource}).Message(); msg != "unknown worker property exactly.once.source.suport; did you mean exactly.once.source.support?" {
+		t.Errorf("message %q", msg)
+	}
+}

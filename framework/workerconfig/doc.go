@@ -11,7 +11,9 @@
 // generated from the same definitions that parse the file. Parse turns the
 // properties into framework/worker's and framework/herder's configs: an
 // invalid value is an error naming the key; a key nobody knows is listed
-// in Config.Unknown for the daemon to warn about.
+// in Config.Unknown, and Config.UnknownKeys gives the daemon each with the
+// nearest known key to warn about, or an error for a typo of a key whose
+// default would silently weaken a guarantee or security.
 //
 // What this package must not do: open network connections other than the
 // in-process validation of client settings by librdkafka, start anything,

@@ -52,6 +52,7 @@ const (
 	SinkBatchRecords       = "sink.batch.max.records"
 	PluginCallTimeout      = "plugin.call.timeout.ms"
 	PluginStopTimeout      = "plugin.stop.timeout.ms"
+	PluginHandshakeTimeout = "plugin.handshake.timeout.ms"
 	PluginMaxMessageBytes  = "plugin.max.message.bytes"
 	PluginBatchBytes       = "plugin.batch.bytes"
 	PluginLogLines         = "plugin.log.lines.per.second"
@@ -194,7 +195,8 @@ func Def() *configdef.Def {
 	add(groupPlugins, configdef.Key{Name: PluginPath, Type: configdef.List, Default: nil, Importance: configdef.High,
 		Documentation: "Directories of installed connector plugins (connectd plugin install); placeholders are not resolved here."})
 	long(groupPlugins, PluginCallTimeout, 30000, "Bound of a plugin's unary calls and stream replies (connectd).", configdef.AtLeast[int64](1))
-	long(groupPlugins, PluginStopTimeout, 5000, "Graceful stop of a plugin process before it is killed (connectd).", configdef.AtLeast[int64](0))
+	long(groupPlugins, PluginStopTimeout, 5000, "Graceful stop of a plugin process before it is killed with its process group (connectd).", configdef.AtLeast[int64](0))
+	long(groupPlugins, PluginHandshakeTimeout, 30000, "How long a plugin process may take from start to go-plugin's handshake; one that misses it is killed with its whole process group and its task or connector fails with the reason (connectd).", configdef.AtLeast[int64](1))
 	integer(groupPlugins, PluginMaxMessageBytes, 64<<20, "gRPC message limit between worker and plugin (connectd).", configdef.AtLeast[int32](1<<20))
 	integer(groupPlugins, PluginBatchBytes, 4<<20, "Byte budget of one record batch on the plugin stream (connectd).", configdef.AtLeast[int32](1024))
 	integer(groupPlugins, PluginLogLines, 1000, "Most log lines per second a plugin process may merge into the worker's log, in bursts of one second's worth; -1: unlimited. Excess lines are dropped, counted in connectd_plugin_log_lines_dropped_total and summarised in a warning, so a flooding plugin never stalls its tasks (connectd).", logLinesRate)

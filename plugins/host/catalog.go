@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/sdk"
@@ -61,14 +62,74 @@ func OpenCatalog(dirs ...string) (*Catalog, error) {
 	return &Catalog{dirs: abs}, nil
 }
 
+// PathError is a plugin.path directory a worker cannot use.
+type PathError struct {
+	Dir string // as configured
+	Err error
+}
+
+func (e *PathError) Error() string {
+	switch {
+	case errors.Is(e.Err, os.ErrNotExist):
+		return fmt.Sprintf("plugin.path directory %s does not exist (create it with connectd plugin install --plugin-path %s, or correct plugin.path)", e.Dir, e.Dir)
+	case errors.Is(e.Err, errNotDir):
+		return fmt.Sprintf("plugin.path entry %s is not a directory", e.Dir)
+	}
+	return fmt.Sprintf("plugin.path directory %s cannot be read: %v", e.Dir, e.Err)
+}
+
+func (e *PathError) Unwrap() error { return e.Err }
+
+var errNotDir = errors.New("not a directory")
+
+// OpenInstalled opens plugin.path for a worker: unlike OpenCatalog it
+// creates nothing, and every directory must exist and be readable (a
+// *PathError names the first that is not), so that a mistyped plugin.path
+// stops the worker instead of leaving it with no plugins.
+func OpenInstalled(dirs ...string) (*Catalog, error) {
+	for _, d := range dirs {
+		st, err := os.Stat(d)
+		if err != nil {
+			return nil, &PathError{Dir: d, Err: err}
+		}
+		if !st.IsDir() {
+			return nil, &PathError{Dir: d, Err: errNotDir}
+		}
+		f, err := os.Open(d)
+		if err == nil {
+			_, err = f.ReadDir(1)
+			f.Close()
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, &PathError{Dir: d, Err: err}
+		}
+	}
+	return OpenCatalog(dirs...)
+}
+
 // Dirs returns the catalog's directories.
 func (c *Catalog) Dirs() []string { return slices.Clone(c.dirs) }
 
-// Install verifies that binaryPath is a connectd plugin by launching it and
-// asking for its spec over the real protocol, then copies it into the
-// first plugin.path directory and writes its manifest. Installing a class
-// again replaces it.
+// InstallOptions bound the probe of a binary being installed.
+type InstallOptions struct {
+	// HandshakeTimeout bounds the probe's start (default
+	// DefaultHandshakeTimeout): a binary that is not a plugin, or one
+	// that hangs before serving, is killed with its whole process group.
+	HandshakeTimeout time.Duration
+	// CallTimeout bounds the spec call (default 30 s).
+	CallTimeout time.Duration
+}
+
+// Install is InstallWith with the default bounds.
 func (c *Catalog) Install(ctx context.Context, binaryPath string) (Manifest, error) {
+	return c.InstallWith(ctx, binaryPath, InstallOptions{})
+}
+
+// InstallWith verifies that binaryPath is a connectd plugin by launching
+// it and asking for its spec over the real protocol, then copies it into
+// the first plugin.path directory and writes its manifest. Installing a
+// class again replaces it.
+func (c *Catalog) InstallWith(ctx context.Context, binaryPath string, opts InstallOptions) (Manifest, error) {
 	sum, err := fileSHA256(binaryPath)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
@@ -77,8 +138,9 @@ func (c *Catalog) Install(ctx context.Context, binaryPath string) (Manifest, err
 	if err != nil {
 		return Manifest{}, err
 	}
-	probe := Manifest{Dir: filepath.Dir(abs), Binary: filepath.Base(abs), SHA256: sum}
-	proc, err := Launch(ctx, probe, LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
+	probe := Manifest{Name: filepath.Base(abs), Dir: filepath.Dir(abs), Binary: filepath.Base(abs), SHA256: sum}
+	proc, err := Launch(ctx, probe, LaunchOptions{Logger: slog.New(slog.DiscardHandler),
+		HandshakeTimeout: opts.HandshakeTimeout, CallTimeout: opts.CallTimeout})
 	if err != nil {
 		return Manifest{}, fmt.Errorf("install %s: not a working connectd plugin: %w", binaryPath, err)
 	}

@@ -2,7 +2,10 @@
 // catalog of installed plugins (plugin.path directories, one manifest with
 // a sha256 per binary), launches and verifies plugin processes with
 // go-plugin (SecureConfig checksum at every launch, AutoMTLS, a minimal
-// environment, Pdeathsig), merges their hclog JSON logs into slog, and
+// environment, Pdeathsig, a process group of their own that is killed
+// whole when the handshake times out and when the plugin stops, so that
+// nothing a plugin forked outlives it or holds its pipes open), merges
+// their hclog JSON logs into slog, and
 // speaks the protocol of plugins/pluginpb: credit-based flow control, batches
 // split by byte budget, and a bounded timeout on every reply, so that a
 // plugin that crashes, hangs or sends garbage fails only its own task with

@@ -40,8 +40,12 @@ type LaunchOptions struct {
 	MaxMessageBytes int           // gRPC limit both sides (default 64 MiB)
 	BatchBytes      int           // byte budget per stream message (default 4 MiB)
 	CallTimeout     time.Duration // bound for unary calls and stream replies (default 30 s)
-	StopTimeout     time.Duration // graceful stop before kill (default 5 s)
-	LogLevel        string        // plugin log level: debug, info (default), warn, error
+	// HandshakeTimeout bounds the start: from exec to go-plugin's
+	// handshake line (default 30 s). A plugin that misses it is killed
+	// with its whole process group.
+	HandshakeTimeout time.Duration
+	StopTimeout      time.Duration // graceful stop before kill (default 5 s)
+	LogLevel         string        // plugin log level: debug, info (default), warn, error
 	// LogLinesPerSecond rate-limits the plugin's log lines merged into
 	// Logger (default 1000, bursts of one second's worth; negative:
 	// unlimited). Excess lines are dropped and counted, never waited for.
@@ -85,6 +89,9 @@ func (o *LaunchOptions) defaults() {
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = 5 * time.Second
 	}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = DefaultHandshakeTimeout
+	}
 	if o.LogLevel == "" {
 		o.LogLevel = "info"
 	}
@@ -101,6 +108,14 @@ func (o *LaunchOptions) defaults() {
 
 // DefaultLogLinesPerSecond is LaunchOptions.LogLinesPerSecond's default.
 const DefaultLogLinesPerSecond = 1000
+
+// DefaultHandshakeTimeout is LaunchOptions.HandshakeTimeout's default.
+const DefaultHandshakeTimeout = 30 * time.Second
+
+// killWait bounds go-plugin's own clean-up after the process group was
+// killed: it waits for the plugin's pipes to close, which they do once
+// every process holding them is gone.
+const killWait = 5 * time.Second
 
 // Spec is a connector class's description, as its plugin reports it.
 type Spec struct {
@@ -137,9 +152,11 @@ type Process struct {
 
 // Launch verifies the binary's sha256 against the manifest (go-plugin
 // SecureConfig, at every launch), starts it with AutoMTLS, a minimal
-// environment and Pdeathsig, and negotiates the protocol version.
+// environment and Pdeathsig in a process group of its own, and negotiates
+// the protocol version within HandshakeTimeout.
 // errors.Is(err, ErrChecksumMismatch) when the binary was changed after
-// installation.
+// installation; errors.Is(err, ErrTimeout) when the handshake did not
+// complete in time (the process group is killed then).
 func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, error) {
 	opts.defaults()
 	sum, err := hex.DecodeString(m.SHA256)
@@ -168,6 +185,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		cmd.Env = append(cmd.Env, "MALLOC_ARENA_MAX="+opts.MallocArenaMax)
 	}
 	setPdeathsig(cmd)
+	setProcessGroup(cmd)
 	// The data channel (protocol version 2): a connected socketpair whose
 	// plugin end only this child inherits, as file descriptor 3.
 	versions := map[int]plugin.PluginSet{wire.ProtocolV1: {wire.PluginName: &wire.GRPCPlugin{}}}
@@ -198,7 +216,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		AutoMTLS:         true,
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		StartTimeout:     opts.CallTimeout,
+		StartTimeout:     opts.HandshakeTimeout,
 		Stderr:           p.stderr,
 		SyncStdout:       stdoutSink{log: log},
 		SyncStderr:       newStderrSink(log, opts.Connector, limit, opts.OnLogDropped), // os.Stderr writes after the handshake
@@ -225,29 +243,44 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	select {
 	case r = <-started:
 	case <-ctx.Done():
-		p.client.Kill()
+		// go-plugin's start ends within HandshakeTimeout; only then is the
+		// process (and so its group id) known.
+		go func() {
+			<-started
+			if cmd.Process != nil {
+				p.pid = cmd.Process.Pid
+			}
+			p.abort()
+		}()
 		closeHostEnd()
 		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, ctx.Err())
 	}
+	if cmd.Process != nil {
+		p.pid = cmd.Process.Pid
+	}
 	if r.err != nil {
-		p.client.Kill()
+		p.abort()
 		closeHostEnd()
 		if errors.Is(r.err, plugin.ErrChecksumsDoNotMatch) {
 			have, _ := fileSHA256(m.Path())
 			return nil, fmt.Errorf("launch plugin %s: %w: %s has sha256 %s but its manifest says %s; the binary was changed after installation, reinstall it with 'connectd plugin install'",
 				m.Name, ErrChecksumMismatch, m.Path(), have, m.SHA256)
 		}
+		if strings.Contains(r.err.Error(), "timeout while waiting for plugin to start") {
+			return nil, fmt.Errorf("launch plugin %s (%s): %w: it did not complete the handshake within %s; killed its process group%s",
+				m.Name, m.Path(), ErrTimeout, opts.HandshakeTimeout, tailNote(p.stderr.Tail()))
+		}
 		return nil, fmt.Errorf("launch plugin %s (%s): %w%s", m.Name, m.Path(), launchHint(r.err), tailNote(p.stderr.Tail()))
 	}
 	raw, err := r.proto.Dispense(wire.PluginName)
 	if err != nil {
-		p.client.Kill()
+		p.abort()
 		closeHostEnd()
 		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
 	}
 	if p.client.NegotiatedVersion() >= wire.ProtocolV2 {
 		if p.data, err = p.openData(hostEnd); err != nil {
-			p.client.Kill()
+			p.abort()
 			return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
 		}
 	} else {
@@ -257,12 +290,35 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	if gc, ok := r.proto.(*plugin.GRPCClient); ok {
 		p.conn = gc.Conn
 	}
-	if cmd.Process != nil {
-		p.pid = cmd.Process.Pid
-	}
 	go p.watch()
 	log.Debug("plugin started", "pid", p.pid, "protocol", p.client.NegotiatedVersion())
 	return p, nil
+}
+
+// abort kills a plugin that failed to start, with its process group, and
+// lets go-plugin clean up (bounded: it waits for the plugin's pipes).
+func (p *Process) abort() {
+	if err := killGroup(p.pid); err != nil {
+		p.log.Warn("killing the plugin's process group", "pid", p.pid, "error", err)
+	}
+	p.killClient()
+}
+
+// killClient runs go-plugin's Kill, which waits for the plugin's output
+// pipes to close, for at most killWait.
+func (p *Process) killClient() bool {
+	done := make(chan struct{})
+	go func() {
+		p.client.Kill()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(killWait):
+		p.log.Error("plugin output still open after its process group was killed", "pid", p.pid)
+		return false
+	}
 }
 
 // openData starts the host's end of the data channel.
@@ -298,8 +354,6 @@ func launchHint(err error) error {
 	switch {
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
 		return fmt.Errorf("%w: the plugin wrote to stdout before the handshake (nothing may print to stdout before plugins.Serve): %v", ErrProtocol, err)
-	case strings.Contains(msg, "timeout while waiting for plugin to start"):
-		return fmt.Errorf("%w: the plugin did not complete the handshake: %v", ErrTimeout, err)
 	case strings.Contains(msg, "Incompatible API version"), strings.Contains(msg, "incompatible"):
 		return fmt.Errorf("%w: no common protocol version: %v", ErrProtocol, err)
 	}
@@ -314,12 +368,22 @@ func tailNote(tail string) string {
 }
 
 // watch turns the process's exit into Done/Err. go-plugin has no exit
-// callback (hashicorp/go-plugin#92), so it polls Exited.
+// callback (hashicorp/go-plugin#92), so it polls Exited. A plugin that
+// died while something it forked still holds its pipes would never count
+// as exited: once a second watch checks the process itself, and kills
+// what is left of its process group when it is gone.
 func (p *Process) watch() {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
+	ticks, reaped := 0, false
 	for range t.C {
 		if !p.client.Exited() {
+			if ticks++; ticks%50 == 0 && !reaped && leaderExited(p.pid) {
+				reaped = true
+				if err := killGroup(p.pid); err != nil {
+					p.log.Warn("killing the process group of an exited plugin", "pid", p.pid, "error", err)
+				}
+			}
 			continue
 		}
 		p.mu.Lock()
@@ -539,9 +603,11 @@ func (p *Process) Ping(ctx context.Context) error {
 	})
 }
 
-// Close stops the process: go-plugin's graceful shutdown first, a kill
-// after StopTimeout (or when ctx ends). Stop tasks and connectors first
-// for a clean stop; Close is safe to call more than once.
+// Close stops the process: go-plugin's graceful shutdown first, then
+// SIGKILL to its whole process group after StopTimeout (or when ctx ends),
+// or at once after a graceful exit, so that nothing the plugin forked
+// outlives it. Stop tasks and connectors first for a clean stop; Close is
+// safe to call more than once.
 func (p *Process) Close(ctx context.Context) error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
@@ -554,11 +620,11 @@ func (p *Process) Close(ctx context.Context) error {
 		select {
 		case <-killed:
 		case <-timer.C:
-			p.log.Warn("plugin did not stop in time; killing it", "timeout", p.opts.StopTimeout)
+			p.log.Warn("plugin did not stop in time; killing its process group", "timeout", p.opts.StopTimeout)
 		case <-ctx.Done():
 		}
-		if !p.exited() && p.cmd.Process != nil {
-			_ = p.cmd.Process.Kill()
+		if err := killGroup(p.pid); err != nil {
+			p.log.Warn("killing the plugin's process group", "pid", p.pid, "error", err)
 		}
 		select {
 		case <-p.done:

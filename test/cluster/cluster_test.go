@@ -400,6 +400,11 @@ func TestBadWorkerProperties(t *testing.T) {
 	notCompacted := kafkatest.UniqueName(t, "st")
 	kafkatest.CreateTopic(t, notCompacted, kafkatest.Partitions(5))
 	_ = admin
+	notDir := filepath.Join(t.TempDir(), "plugins-file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-plugins")
 	for _, tc := range []struct {
 		name   string
 		change map[string]string
@@ -413,6 +418,10 @@ func TestBadWorkerProperties(t *testing.T) {
 		{"unknown provider", map[string]string{"config.providers": "vault", "config.providers.vault.class": "com.example.Vault"}, []string{"config.providers.vault.class"}},
 		{"unresolvable placeholder", map[string]string{"group.id": "${env:CONNECTD_SURELY_UNSET_VAR}"}, []string{"group.id", "CONNECTD_SURELY_UNSET_VAR"}},
 		{"no plugin.path", map[string]string{"plugin.path": ""}, []string{"plugin.path"}},
+		{"plugin.path does not exist", map[string]string{"plugin.path": missing}, []string{"plugin.path", missing, "does not exist"}},
+		{"plugin.path entry is a file", map[string]string{"plugin.path": c.pluginDir + "," + notDir}, []string{"plugin.path", notDir, "not a directory"}},
+		{"typo of exactly.once.source.support", map[string]string{"exactly.once.source.support": "", "exactly.once.source.suport": "enabled"},
+			[]string{"exactly.once.source.suport", "did you mean exactly.once.source.support?"}},
 		{"bad listener", map[string]string{"listeners": "ftp://127.0.0.1:1"}, []string{"listeners"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -466,8 +475,18 @@ func TestBadWorkerProperties(t *testing.T) {
 		w.launch()
 		c.workers = append(c.workers, w)
 		w.waitHealthy(60 * time.Second)
-		if !strings.Contains(w.log(), "unknown worker property ignored: sesion.timeout.ms") {
+		if !strings.Contains(w.log(), "unknown worker property sesion.timeout.ms; did you mean session.timeout.ms?") {
 			t.Fatalf("no warning naming the key\n%s", w.logTail(30))
+		}
+		// A connector config key typo is accepted, as Kafka Connect
+		// does, and logged with the nearest key the connector defines.
+		cfg := datagenConfig(kafkatest.Topic(t), 1)
+		cfg["max.intervall"] = "50"
+		if _, err := w.client().Create(ctxT(t, time.Minute), "typo", cfg, herder.InitialStopped); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(w.log(), "unknown connector property max.intervall in connector typo; did you mean max.interval?") {
+			t.Fatalf("no warning naming the connector key\n%s", w.logTail(30))
 		}
 		w.kill()
 	})
