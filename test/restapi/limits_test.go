@@ -138,9 +138,12 @@ func TestAdmissionLimits(t *testing.T) {
 			}
 			return st.Connector.State == "FAILED" && strings.Contains(st.Connector.Trace, fmt.Sprintf("connector.tasks.max.limit=%d", tasksLimit)), fmt.Sprintf("%+v", st)
 		})
-		// None of its tasks is assigned, so none starts.
-		if len(st.Tasks) != 0 {
-			t.Fatalf("tasks of an over-limit connector have statuses: %+v", st.Tasks)
+		// None of its tasks is assigned, so none starts: the stored task
+		// configs are reported UNASSIGNED, on no worker.
+		for _, ts := range st.Tasks {
+			if ts.State != "UNASSIGNED" || ts.WorkerID != "" {
+				t.Fatalf("task %d of an over-limit connector: %+v, want UNASSIGNED on no worker", ts.ID, ts)
+			}
 		}
 		healthy()
 		deleteWithin(name, 20*time.Second)
