@@ -2,9 +2,11 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,48 @@ func TestExclude(t *testing.T) {
 	_, err := Run(context.Background(), Options{Exclude: []string{"worker-sigkil"}, Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), `"worker-sigkil"`) {
 		t.Fatalf("an unknown kind was not refused by name: %v", err)
+	}
+}
+
+// Every REST corpus case can be sent by the suite's HTTP client (a URL it
+// cannot build would count as a violation, not a refusal), has a unique
+// name and expects a 4xx; none asks for more tasks than a worker can take
+// (the admission limits refuse those; this corpus must pass without them).
+func TestRESTCorpus(t *testing.T) {
+	r := &run{pl: newPipeline("127.0.0.1:1", "chaos-logic", "127.0.0.1:3000", 1)}
+	seen := map[string]bool{}
+	for _, c := range r.restCorpus() {
+		if seen[c.name] {
+			t.Errorf("two cases named %q", c.name)
+		}
+		seen[c.name] = true
+		if c.want != 0 && (c.want < 400 || c.want > 499) {
+			t.Errorf("%s: want %d, not a 4xx", c.name, c.want)
+		}
+		req, err := c.request(context.Background(), "http://127.0.0.1:8083")
+		if err != nil {
+			t.Errorf("%s: the client cannot build it: %v", c.name, err)
+			continue
+		}
+		if req.URL.EscapedPath() == "" || req.URL.EscapedPath()[0] != '/' {
+			t.Errorf("%s: path %q", c.name, req.URL.EscapedPath())
+		}
+		if len(c.headers)%2 != 0 {
+			t.Errorf("%s: headers %q are not name/value pairs", c.name, c.headers)
+		}
+		var body struct {
+			Config map[string]any `json:"config"`
+		}
+		cfg := map[string]any{}
+		if json.Unmarshal([]byte(c.body), &body) == nil && body.Config != nil {
+			cfg = body.Config
+		} else {
+			json.Unmarshal([]byte(c.body), &cfg)
+		}
+		if v, ok := cfg["tasks.max"].(string); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32); err == nil && n > 16 {
+				t.Errorf("%s: tasks.max %d: needs the admission limits", c.name, n)
+			}
+		}
 	}
 }
