@@ -136,7 +136,7 @@ func TestRESTFuzz(t *testing.T) {
 	// The fuzzing starts once the worker takes writes: startup races are
 	// issue 20's finding 2, not what this test is about.
 	const victim = "hostile-victim"
-	createRunning(t, base, victim, g.topic)
+	createWhenReady(t, base, victim, g.topic)
 
 	gn := &gen{rng: rand.New(rand.NewPCG(set.seed, set.seed^0x9e3779b97f4a7c15)), topic: g.topic, victim: victim,
 		pool: []string{"fz-a", "fz-b"}, maxBody: 1 << 20}

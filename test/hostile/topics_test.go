@@ -143,7 +143,7 @@ func TestGarbageInInternalTopics(t *testing.T) {
 	g := newGroup(t)
 	w := g.start()
 	const victim = "hostile-victim"
-	createRunning(t, w.url, victim, g.topic)
+	createWhenReady(t, w.url, victim, g.topic)
 	want, err := readState(ctx, w.url)
 	if err != nil {
 		t.Fatal(err)
