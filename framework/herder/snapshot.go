@@ -141,6 +141,10 @@ func (s *Snapshot) apply(log *slog.Logger, key string, value []byte, offset int6
 			delete(s.deferred, name)
 			return
 		}
+		if err := checkConnectorName(name); err != nil {
+			bad(err)
+			return
+		}
 		var v propertiesValue
 		if err := json.Unmarshal(value, &v); err != nil || v.Properties == nil {
 			bad(fmt.Errorf("want {\"properties\":{...}}: %v", err))

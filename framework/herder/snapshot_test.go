@@ -323,3 +323,22 @@ func TestSnapshotClusterLoggers(t *testing.T) {
 		t.Fatal("a clone shares its loggers with the original")
 	}
 }
+
+// A connector config under a name the REST API refuses (written into the
+// topic by hand or by another tool) is skipped: a blank name could never be
+// addressed, so the connector could not even be deleted.
+func TestSnapshotSkipsConnectorNamesTheAPIRefuses(t *testing.T) {
+	const cfg = `{"properties":{"connector.class":"DatagenSource"}}`
+	s := replay(t, []rec{
+		{"connector-", cfg},
+		{"connector- ", cfg},
+		{"connector-.", cfg},
+		{"connector-..", cfg},
+		{"connector-a\x07b", cfg},
+		{"connector-a\xffb", cfg},
+		{"connector-ok/é", cfg},
+	})
+	if got := s.Connectors(); len(got) != 1 || got[0] != "ok/é" {
+		t.Fatalf("connectors %q, want only \"ok/é\"", got)
+	}
+}
