@@ -79,10 +79,9 @@ type group struct {
 }
 
 type worker struct {
-	url  string
-	cmd  *exec.Cmd
-	log  string
-	done chan error
+	url string
+	cmd *exec.Cmd
+	log string
 	// exited is closed with err set once the process has exited.
 	exited chan struct{}
 	err    error
