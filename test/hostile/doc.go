@@ -7,14 +7,16 @@
 //
 // TestRESTFuzz is a seeded property-based fuzzer over every route of
 // framework/rest's route table (read from router.go, so a new endpoint is
-// covered without touching this package): boundary and random JSON,
-// path-breaking and unicode connector names, wrong content types, oversized
-// bodies and concurrent create/delete/pause/resume/restart/stop of one
-// name. Every request must answer a 2xx or a 4xx with the error body; a
-// rejected request must leave the connectors and their configs as they
-// were; afterwards the worker must still serve GET / and run a new
-// connector. HOSTILE_SEED reproduces a run (the seed is logged and named in
-// every failure); HOSTILE_REQUESTS changes the number of serial requests.
+// covered without touching this package), sent to either worker of a
+// two-worker cluster so that forwarding to the leader is fuzzed too:
+// boundary and random JSON, path-breaking and unicode connector names,
+// wrong content types, oversized bodies and concurrent
+// create/delete/pause/resume/restart/stop of two names. Every request must
+// answer a 2xx or a 4xx with the error body; a rejected request must leave
+// the connectors and their configs as they were on both workers;
+// afterwards each worker must still serve GET / and run a new connector.
+// HOSTILE_SEED reproduces a run (the seed is logged and named in every
+// failure); HOSTILE_REQUESTS changes the number of serial requests.
 //
 // TestGarbageInInternalTopics writes garbage straight into the config,
 // status and offsets topics of a running worker and checks that the worker

@@ -121,22 +121,55 @@ func verdict(method, path string, res response) string {
 	}
 }
 
-// TestRESTFuzz sends seeded random requests to every route of a real
-// worker, then concurrent lifecycle requests on one name, and checks every
-// answer, that rejected requests change nothing and that the worker still
-// works afterwards.
+// agreed reads the state from every worker until they agree (a write
+// answered by the leader reaches the others' config view moments later).
+func agreed(ctx context.Context, ws []*worker) (clusterState, error) {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var first clusterState
+		same := true
+		for i, w := range ws {
+			st, err := readState(ctx, w.url)
+			if err != nil {
+				return nil, err
+			}
+			if i == 0 {
+				first = st
+			} else if !st.equal(first) {
+				same = false
+			}
+		}
+		if same {
+			return first, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the workers' connectors and configs still differ after 15 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestRESTFuzz sends seeded random requests to every route of two real
+// workers (so that writes sent to the follower are forwarded to the
+// leader), then concurrent lifecycle requests on two names, and checks
+// every answer, that rejected requests change nothing and that the
+// workers still work afterwards.
 func TestRESTFuzz(t *testing.T) {
 	set := settings(t)
 	t.Logf("HOSTILE_SEED=%d (set it to replay this run)", set.seed)
 	ctx := context.Background()
 	g := newGroup(t)
-	w := g.start()
-	base := w.url
+	ws := []*worker{g.start(), g.start()}
+	alive := func() {
+		for _, w := range ws {
+			g.alive(w)
+		}
+	}
 
-	// The fuzzing starts once the worker takes writes: startup races are
+	// The fuzzing starts once the cluster takes writes: startup races are
 	// issue 20's finding 2, not what this test is about.
 	const victim = "hostile-victim"
-	createWhenReady(t, base, victim, g.topic)
+	createWhenReady(t, ws[0].url, victim, g.topic)
 
 	gn := &gen{rng: rand.New(rand.NewPCG(set.seed, set.seed^0x9e3779b97f4a7c15)), topic: g.topic, victim: victim,
 		pool: []string{"fz-a", "fz-b"}, maxBody: 1 << 20}
@@ -146,7 +179,7 @@ func TestRESTFuzz(t *testing.T) {
 		failures = append(failures, fmt.Sprintf(format, args...))
 	}
 
-	before, err := readState(ctx, base)
+	before, err := agreed(ctx, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,60 +199,71 @@ func TestRESTFuzz(t *testing.T) {
 		} else {
 			rq = gn.request(routes[gn.rng.IntN(len(routes))])
 		}
-		res := do(ctx, base, rq.method, rq.path, rq.body, rq.ctype, rq.headers...)
+		w := ws[gn.rng.IntN(len(ws))]
+		res := do(ctx, w.url, rq.method, rq.path, rq.body, rq.ctype, rq.headers...)
 		sent++
 		byCode[res.code]++
-		g.alive(w)
+		alive()
 		if why := verdict(rq.method, rq.path, res); why != "" {
-			fail("request %d: %s\n  request: %s\n  answer: %s", i, why, rq, res)
-			if st, err := readState(ctx, base); err == nil {
+			fail("request %d to %s: %s\n  request: %s\n  answer: %s", i, w.url, why, rq, res)
+			if st, err := agreed(ctx, ws); err == nil {
 				before = st
 			}
 			continue
 		}
-		after, err := readState(ctx, base)
-		if err != nil {
-			fail("request %d: reading the cluster state after it: %v\n  request: %s", i, err, rq)
-			break
+		if res.code < 400 {
+			if before, err = agreed(ctx, ws); err != nil {
+				fail("request %d to %s: after it: %v\n  request: %s", i, w.url, err, rq)
+				break
+			}
+			continue
 		}
-		if res.code >= 400 {
-			rejected++
+		rejected++
+		for _, w2 := range ws {
+			after, err := readState(ctx, w2.url)
+			if err != nil {
+				fail("request %d to %s: reading the state of %s after it: %v\n  request: %s", i, w.url, w2.url, err, rq)
+				break
+			}
 			if !after.equal(before) {
-				fail("request %d was rejected (%d) but changed the cluster: connectors %q → %q\n  request: %s\n  answer: %s",
-					i, res.code, before.names(), after.names(), rq, res)
+				fail("request %d to %s was rejected (%d) but changed the cluster as %s sees it: connectors %q → %q\n  request: %s\n  answer: %s",
+					i, w.url, res.code, w2.url, before.names(), after.names(), rq, res)
+				before, _ = agreed(ctx, ws)
+				break
 			}
 		}
-		before = after
 	}
 	t.Logf("serial: %d requests in %v, %d rejected, by status: %v", sent, time.Since(start).Round(time.Millisecond), rejected, byCode)
 
 	if len(failures) == 0 {
-		failures = append(failures, raceOneName(ctx, t, gn, base)...)
+		failures = append(failures, raceOneName(ctx, t, gn, ws)...)
 	}
 	if len(failures) > 0 {
 		t.Errorf("HOSTILE_SEED=%d: %d failures:\n%s", set.seed, len(failures), strings.Join(failures, "\n"))
 		return
 	}
 
-	// Clean up what the fuzzer created, then the worker must still work.
-	st, err := readState(ctx, base)
+	// Clean up what the fuzzer created, then the workers must still work.
+	st, err := agreed(ctx, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range st.names() {
-		deleteGone(t, base, n)
+		deleteGone(t, ws[0].url, n)
 	}
-	healthyAfter(t, base, g.topic, "hostile-after-fuzz")
-	g.alive(w)
-	if log := tail(w.log); strings.Contains(log, "panicked") {
-		t.Errorf("HOSTILE_SEED=%d: a REST handler panicked:\n%s", set.seed, log)
+	for i, w := range ws {
+		healthyAfter(t, w.url, g.topic, fmt.Sprintf("hostile-after-fuzz-%d", i))
+		if log := logText(w.log); strings.Contains(log, "panicked") {
+			t.Errorf("HOSTILE_SEED=%d: a REST handler of %s panicked:\n%s", set.seed, w.url, tail(w.log))
+		}
 	}
+	alive()
 }
 
 // raceOneName sends create, delete, pause, resume, restart, stop and
 // config updates for one name from several goroutines at once, then checks
 // that the name ends in one consistent state that can still be deleted.
-func raceOneName(ctx context.Context, t *testing.T, gn *gen, base string) []string {
+func raceOneName(ctx context.Context, t *testing.T, gn *gen, ws []*worker) []string {
 	const (
 		goroutines = 6
 		each       = 20
@@ -267,7 +311,7 @@ func raceOneName(ctx context.Context, t *testing.T, gn *gen, base string) []stri
 				if body != nil {
 					ctype = "application/json"
 				}
-				res := do(ctx, base, method, path, body, ctype)
+				res := do(ctx, ws[rng.IntN(len(ws))].url, method, path, body, ctype)
 				why := verdict(method, path, res)
 				mu.Lock()
 				byCode[res.code]++
@@ -280,6 +324,10 @@ func raceOneName(ctx context.Context, t *testing.T, gn *gen, base string) []stri
 	}
 	wg.Wait()
 	t.Logf("concurrent: %d requests on %q, by status: %v", goroutines*each, names, byCode)
+	if _, err := agreed(ctx, ws); err != nil {
+		failures = append(failures, "after the concurrent requests: "+err.Error())
+	}
+	base := ws[0].url
 	for _, name := range names {
 		p := "/connectors/" + url.PathEscape(name)
 		res := retrying(ctx, base, "GET", p+"/config", nil)
