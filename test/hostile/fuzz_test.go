@@ -236,6 +236,9 @@ func TestRESTFuzz(t *testing.T) {
 	t.Logf("serial: %d requests in %v, %d rejected, by status: %v", sent, time.Since(start).Round(time.Millisecond), rejected, byCode)
 
 	if len(failures) == 0 {
+		failures = append(failures, alterOffsets(ctx, t, ws, victim, g.topic)...)
+	}
+	if len(failures) == 0 {
 		failures = append(failures, raceOneName(ctx, t, gn, ws)...)
 	}
 	if len(failures) > 0 {
@@ -258,6 +261,67 @@ func TestRESTFuzz(t *testing.T) {
 		}
 	}
 	alive()
+}
+
+// alterOffsets stops a source connector (re-created if the fuzzing
+// deleted it), alters its offsets with boundary values, and checks every
+// answer, that its offsets stay readable, and that once resumed it runs or
+// its task fails with a trace: an offset the connector cannot use is its
+// own input error, not the worker's.
+func alterOffsets(ctx context.Context, t *testing.T, ws []*worker, name, topic string) []string {
+	t.Helper()
+	base := ws[0].url
+	p := "/connectors/" + url.PathEscape(name)
+	if res := retrying(ctx, base, "GET", p, nil); res.code == http.StatusNotFound {
+		createRunning(t, base, name, topic)
+	}
+	if res := retrying(ctx, base, "PUT", p+"/stop", nil); res.code != http.StatusNoContent && res.code != http.StatusAccepted {
+		return []string{fmt.Sprintf("stop %s: %s", name, res)}
+	}
+	var failures []string
+	eventually(t, 30*time.Second, name+" STOPPED", func() (bool, string) {
+		res := do(ctx, base, "GET", p+"/status", nil, "")
+		var st status
+		json.Unmarshal(res.body, &st)
+		return st.Connector.State == "STOPPED", res.String()
+	})
+	start, altered := time.Now(), 0
+	// The values past a type's range, and one of each other kind: each
+	// alteration is a write to the offsets topic.
+	for _, v := range []string{`1e400`, `-1e400`, `1e308`, `9223372036854775808`, `-0`, `"\u0000"`, `null`, `true`} {
+		for _, body := range []string{
+			`{"offsets":[{"partition":{"task":0},"offset":{"seq":` + v + `}}]}`,
+			`{"offsets":[{"partition":{"hostile":` + v + `},"offset":{"seq":1}}]}`,
+		} {
+			w := ws[altered%len(ws)]
+			altered++
+			res := retrying(ctx, w.url, "PATCH", p+"/offsets", []byte(body))
+			if why := verdict("PATCH", p, res); why != "" {
+				failures = append(failures, fmt.Sprintf("PATCH %s/offsets %s to %s: %s\n  answer: %s", p, body, w.url, why, res))
+			}
+			if res := retrying(ctx, w.url, "GET", p+"/offsets", nil); res.code != http.StatusOK {
+				failures = append(failures, fmt.Sprintf("GET %s/offsets after PATCH %s: %s", p, body, res))
+			}
+		}
+	}
+	t.Logf("offsets: %d alterations in %v", altered, time.Since(start).Round(time.Millisecond))
+	if res := retrying(ctx, base, "PUT", p+"/resume", nil); res.code != http.StatusAccepted {
+		failures = append(failures, fmt.Sprintf("resume %s: %s", name, res))
+	}
+	eventually(t, 30*time.Second, name+" resumed: RUNNING, or its task FAILED with a trace", func() (bool, string) {
+		res := do(ctx, base, "GET", p+"/status", nil, "")
+		var st status
+		if json.Unmarshal(res.body, &st) != nil || st.Connector.State != "RUNNING" || len(st.Tasks) == 0 {
+			return false, res.String()
+		}
+		for _, ts := range st.Tasks {
+			if ts.State != "RUNNING" && (ts.State != "FAILED" || ts.Trace == "") {
+				return false, res.String()
+			}
+		}
+		return true, ""
+	})
+	return failures
 }
 
 // raceOneName sends create, delete, pause, resume, restart, stop and

@@ -104,6 +104,7 @@ func offsetGarbage(victim string) []garbage {
 		{"key with an extra element", b(`["` + victim + `",{"task":0},"extra"]`), b(`{"seq":1}`)},
 		{"value not JSON", b(`["hostile-ghost",{"a":1}]`), b("{not json")},
 		{"value not JSON for the running connector", b(`["` + victim + `",{"hostile":true}]`), b("\x00\xff")},
+		{"value with a number past float64 for the running connector", b(`["` + victim + `",{"hostile":"range"}]`), b(`{"seq":1e400}`)},
 		{"huge value", b(`["hostile-ghost",{"a":2}]`), huge(`{"x":"`)},
 		{"tombstone of an unknown partition", b(`["hostile-nobody",{"a":1}]`), nil},
 		{"tombstone with a garbage key", b("{not json"), nil},
