@@ -49,8 +49,15 @@ func decodeObject(obj []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("%w: %q is not a JSON object", ErrFormat, truncate(obj))
 	}
 	for k, val := range m {
-		switch val.(type) {
-		case string, json.Number, bool, nil:
+		switch val := val.(type) {
+		case json.Number:
+			// Readers decode offsets into float64 (Go) or double (Java):
+			// a number past its range, such as 1e400, is written fine
+			// but then fails every read of the connector's offsets.
+			if _, err := val.Float64(); err != nil {
+				return nil, fmt.Errorf("%w: field %q of %q is a number out of range", ErrFormat, k, truncate(obj))
+			}
+		case string, bool, nil:
 		default:
 			return nil, fmt.Errorf("%w: field %q of %q is not a string, number, boolean or null", ErrFormat, k, truncate(obj))
 		}

@@ -22,6 +22,9 @@ func TestCanonical(t *testing.T) {
 		{in: `{"a":1} {"b":2}`, bad: true},
 		{in: `{"a":`, bad: true},
 		{in: ``, bad: true},
+		{in: `{"seq":1e400}`, bad: true},
+		{in: `{"seq":-1e400}`, bad: true},
+		{in: `{"tiny":1e-400}`, want: `{"tiny":1e-400}`},
 	}
 	for _, tt := range tests {
 		got, err := Canonical([]byte(tt.in))

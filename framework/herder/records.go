@@ -2,10 +2,13 @@ package herder
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Config-topic keys, as Kafka Connect's KafkaConfigBackingStore writes them,
@@ -44,6 +47,26 @@ func statusTaskKey(id ConnectorTaskID) string {
 }
 func statusTopicKey(topic, connector string) string {
 	return keyStatusTopicPrefix + topic + statusTopicSeparator + connector
+}
+
+// checkConnectorName refuses, in a config-topic record, a connector name
+// the REST API refuses on create (framework/rest's validName): blank, "."
+// or "..", not UTF-8, or holding control characters. Such a record was not
+// written through the API, and a connector by that name could not be
+// addressed or deleted through it (a blank name makes an empty path
+// segment).
+func checkConnectorName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return errors.New("blank connector name")
+	case !utf8.ValidString(name):
+		return errors.New("connector name is not valid UTF-8")
+	case name == "." || name == "..":
+		return fmt.Errorf("connector name %q cannot be used in a URL path", name)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Errorf("connector name %q holds control characters", name)
+	}
+	return nil
 }
 
 // parseTaskID splits "<connector>-<n>"; connector names may contain '-',

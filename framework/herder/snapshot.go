@@ -141,6 +141,10 @@ func (s *Snapshot) apply(log *slog.Logger, key string, value []byte, offset int6
 			delete(s.deferred, name)
 			return
 		}
+		if err := checkConnectorName(name); err != nil {
+			bad(err)
+			return
+		}
 		var v propertiesValue
 		if err := json.Unmarshal(value, &v); err != nil || v.Properties == nil {
 			bad(fmt.Errorf("want {\"properties\":{...}}: %v", err))
@@ -186,17 +190,21 @@ func (s *Snapshot) apply(log *slog.Logger, key string, value []byte, offset int6
 			return
 		}
 		d := s.deferred[name]
-		tasks := make([]map[string]string, v.Tasks)
-		for i := range tasks {
-			t, ok := d[i]
-			if !ok {
+		// The count is read from the topic, which anyone with write access
+		// can fill: it is checked against the task configs actually
+		// written before anything is allocated for it.
+		for i := range min(v.Tasks, len(d)+1) {
+			if _, ok := d[i]; !ok {
 				// Kafka calls such a connector inconsistent; its worker
 				// regenerates the task configs.
 				log.Error("task commit names a task whose config was not written; keeping the previous task configs",
 					"connector", name, "tasks", v.Tasks, "missing", i)
 				return
 			}
-			tasks[i] = t
+		}
+		tasks := make([]map[string]string, v.Tasks)
+		for i := range tasks {
+			tasks[i] = d[i]
 		}
 		delete(s.deferred, name)
 		e, ok := s.connectors[name]

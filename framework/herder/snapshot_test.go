@@ -90,6 +90,28 @@ func TestSnapshotTaskConfigsWaitForCommit(t *testing.T) {
 	}
 }
 
+// A commit record with a huge task count (garbage written into the config
+// topic) is refused like any commit naming missing tasks, without
+// allocating for the count: 2^63-1 used to panic the config reader and
+// with it the worker.
+func TestSnapshotCommitWithHugeTaskCount(t *testing.T) {
+	for _, count := range []string{"2147483647", "9223372036854775807"} {
+		t.Run(count, func(t *testing.T) {
+			s := replay(t, []rec{
+				{"connector-c", `{"properties":{"name":"c"}}`},
+				{"task-c-0", `{"properties":{"a":"1"}}`},
+				{"commit-c", `{"tasks":1}`},
+				{"task-c-0", `{"properties":{"a":"2"}}`},
+				{"commit-c", `{"tasks":` + count + `}`},
+				{"commit-ghost", `{"tasks":` + count + `}`},
+			})
+			if s.TaskCount("c") != 1 || s.TaskConfigs("c")[0]["a"] != "1" {
+				t.Fatalf("commit of %s tasks applied: %v", count, s.TaskConfigs("c"))
+			}
+		})
+	}
+}
+
 func TestSnapshotStaleAndGenerations(t *testing.T) {
 	s := replay(t, []rec{
 		{"connector-c", `{"properties":{"name":"c","x":"1"}}`},
@@ -299,5 +321,24 @@ func TestSnapshotClusterLoggers(t *testing.T) {
 	c.apply(slog.New(slog.NewTextHandler(io.Discard, nil)), "logger-cluster-x", []byte(`{"level":"INFO"}`), 9)
 	if _, ok := s.loggers["x"]; ok {
 		t.Fatal("a clone shares its loggers with the original")
+	}
+}
+
+// A connector config under a name the REST API refuses (written into the
+// topic by hand or by another tool) is skipped: a blank name could never be
+// addressed, so the connector could not even be deleted.
+func TestSnapshotSkipsConnectorNamesTheAPIRefuses(t *testing.T) {
+	const cfg = `{"properties":{"connector.class":"DatagenSource"}}`
+	s := replay(t, []rec{
+		{"connector-", cfg},
+		{"connector- ", cfg},
+		{"connector-.", cfg},
+		{"connector-..", cfg},
+		{"connector-a\x07b", cfg},
+		{"connector-a\xffb", cfg},
+		{"connector-ok/é", cfg},
+	})
+	if got := s.Connectors(); len(got) != 1 || got[0] != "ok/é" {
+		t.Fatalf("connectors %q, want only \"ok/é\"", got)
 	}
 }

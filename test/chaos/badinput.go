@@ -124,6 +124,11 @@ type restCase struct {
 	body   string
 	// want is the exact status when non-zero; otherwise any 4xx.
 	want int
+	// ctype is the Content-Type; empty means application/json when there
+	// is a body, "-" sends none.
+	ctype string
+	// headers are extra request headers, name then value.
+	headers []string
 }
 
 func (r *run) restCorpus() []restCase {
@@ -139,36 +144,75 @@ func (r *run) restCorpus() []restCase {
 	dg := r.pl.config(connDatagen)
 	big := `{"name":"chaos-bad-big","config":{"connector.class":"DatagenSource","x":"` + strings.Repeat("x", 2<<20) + `"}}`
 	return []restCase{
-		{"malformed JSON body", "POST", "/connectors", `{not json`, 400},
-		{"create without config", "POST", "/connectors", `{"name":"chaos-bad-1"}`, 400},
-		{"unknown connector class", "POST", "/connectors", `{"name":"chaos-bad-2","config":{"connector.class":"NoSuchConnector"}}`, 400},
-		{"tasks.max not a number", "PUT", "/connectors/chaos-bad-3/config", withKV(dg, "tasks.max", "many"), 400},
-		{"tasks.max zero", "PUT", "/connectors/chaos-bad-3/config", withKV(dg, "tasks.max", "0"), 400},
-		{"name in body differs from path", "PUT", "/connectors/" + connSink + "/config", withKV(sinkCfg, "name", "someone-else"), 400},
-		{"invalid errors.tolerance", "PUT", "/connectors/" + connSink + "/config", withKV(sinkCfg, "errors.tolerance", "sometimes"), 400},
-		{"sink without hosts", "PUT", "/connectors/" + connSink + "/config", withKV(sinkCfg, "aerospike.hosts", ""), 400},
-		{"invalid write mode by PATCH", "PATCH", "/connectors/" + connSink + "/config", `{"write.mode":"multiply"}`, 400},
-		{"unknown transform", "PUT", "/connectors/" + connDatagen + "/config", withKV(dg, "transforms", "t", "transforms.t.type", "com.example.NoSuchSMT"), 400},
-		{"datagen with negative iterations", "PUT", "/connectors/" + connDatagen + "/config", withKV(dg, "iterations", "-5"), 400},
-		{"connector name ..", "POST", "/connectors", `{"name":"..","config":{"connector.class":"DatagenSource"}}`, 400},
-		{"status of unknown connector", "GET", "/connectors/chaos-nobody/status", "", 404},
-		{"restart unknown connector", "POST", "/connectors/chaos-nobody/restart", "", 404},
-		{"pause unknown connector", "PUT", "/connectors/chaos-nobody/pause", "", 404},
-		{"delete unknown connector", "DELETE", "/connectors/chaos-nobody", "", 404},
-		{"patch unknown connector", "PATCH", "/connectors/chaos-nobody/config", `{"tasks.max":"1"}`, 404},
-		{"unknown task", "GET", "/connectors/" + connSink + "/tasks/99/status", "", 404},
-		{"boolean query not a boolean", "POST", "/connectors/" + connSink + "/restart?includeTasks=maybe", "", 400},
-		{"body over rest.request.max.bytes", "POST", "/connectors", big, 413},
-		{"alter offsets of a running connector", "PATCH", "/connectors/" + connDatagen + "/offsets", `{"offsets":[]}`, 0},
-		{"garbage offsets body", "PATCH", "/connectors/" + connDatagen + "/offsets", `[[[`, 400},
-		{"unsigned internal task configs", "POST", "/connectors/" + connSink + "/tasks", `[{"a":"b"}]`, 0},
-		{"unsigned internal fencing", "PUT", "/connectors/" + connRepl + "/fence", "", 0},
-		{"invalid logger level", "PUT", "/admin/loggers/connectd", `{"level":"LOUD"}`, 0},
-		{"unknown path", "GET", "/no/such/path", "", 404},
+		{"malformed JSON body", "POST", "/connectors", `{not json`, 400, "", nil},
+		{"create without config", "POST", "/connectors", `{"name":"chaos-bad-1"}`, 400, "", nil},
+		{"unknown connector class", "POST", "/connectors", `{"name":"chaos-bad-2","config":{"connector.class":"NoSuchConnector"}}`, 400, "", nil},
+		{"tasks.max not a number", "PUT", "/connectors/chaos-bad-3/config", withKV(dg, "tasks.max", "many"), 400, "", nil},
+		{"tasks.max zero", "PUT", "/connectors/chaos-bad-3/config", withKV(dg, "tasks.max", "0"), 400, "", nil},
+		{"name in body differs from path", "PUT", "/connectors/" + connSink + "/config", withKV(sinkCfg, "name", "someone-else"), 400, "", nil},
+		{"invalid errors.tolerance", "PUT", "/connectors/" + connSink + "/config", withKV(sinkCfg, "errors.tolerance", "sometimes"), 400, "", nil},
+		{"sink without hosts", "PUT", "/connectors/" + connSink + "/config", withKV(sinkCfg, "aerospike.hosts", ""), 400, "", nil},
+		{"invalid write mode by PATCH", "PATCH", "/connectors/" + connSink + "/config", `{"write.mode":"multiply"}`, 400, "", nil},
+		{"unknown transform", "PUT", "/connectors/" + connDatagen + "/config", withKV(dg, "transforms", "t", "transforms.t.type", "com.example.NoSuchSMT"), 400, "", nil},
+		{"datagen with negative iterations", "PUT", "/connectors/" + connDatagen + "/config", withKV(dg, "iterations", "-5"), 400, "", nil},
+		{"connector name ..", "POST", "/connectors", `{"name":"..","config":{"connector.class":"DatagenSource"}}`, 400, "", nil},
+		{"status of unknown connector", "GET", "/connectors/chaos-nobody/status", "", 404, "", nil},
+		{"restart unknown connector", "POST", "/connectors/chaos-nobody/restart", "", 404, "", nil},
+		{"pause unknown connector", "PUT", "/connectors/chaos-nobody/pause", "", 404, "", nil},
+		{"delete unknown connector", "DELETE", "/connectors/chaos-nobody", "", 404, "", nil},
+		{"patch unknown connector", "PATCH", "/connectors/chaos-nobody/config", `{"tasks.max":"1"}`, 404, "", nil},
+		{"unknown task", "GET", "/connectors/" + connSink + "/tasks/99/status", "", 404, "", nil},
+		{"boolean query not a boolean", "POST", "/connectors/" + connSink + "/restart?includeTasks=maybe", "", 400, "", nil},
+		{"body over rest.request.max.bytes", "POST", "/connectors", big, 413, "", nil},
+		{"alter offsets of a running connector", "PATCH", "/connectors/" + connDatagen + "/offsets", `{"offsets":[]}`, 0, "", nil},
+		{"garbage offsets body", "PATCH", "/connectors/" + connDatagen + "/offsets", `[[[`, 400, "", nil},
+		{"unsigned internal task configs", "POST", "/connectors/" + connSink + "/tasks", `[{"a":"b"}]`, 0, "", nil},
+		{"unsigned internal fencing", "PUT", "/connectors/" + connRepl + "/fence", "", 0, "", nil},
+		{"invalid logger level", "PUT", "/admin/loggers/connectd", `{"level":"LOUD"}`, 0, "", nil},
+		{"unknown path", "GET", "/no/such/path", "", 404, "", nil},
 		{"validate with a tampered plugin binary", "PUT", "/connector-plugins/" + tamperedClass + "/config/validate",
-			`{"connector.class":"` + tamperedClass + `","kafka.topic":"x"}`, 0},
+			`{"connector.class":"` + tamperedClass + `","kafka.topic":"x"}`, 0, "", nil},
 		{"create with a tampered plugin binary", "PUT", "/connectors/chaos-bad-tampered/config",
-			`{"connector.class":"` + tamperedClass + `","kafka.topic":"x"}`, 0},
+			`{"connector.class":"` + tamperedClass + `","kafka.topic":"x"}`, 0, "", nil},
+
+		// Numbers at and past the edges of their types.
+		{"tasks.max past the INT range", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "tasks.max", "2147483648"), 400, "", nil},
+		{"tasks.max negative", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "tasks.max", "-1"), 400, "", nil},
+		{"tasks.max a fraction", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "tasks.max", "1.5"), 400, "", nil},
+		{"iterations past the LONG range", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "iterations", "-9223372036854775809"), 400, "", nil},
+		{"tasks.max a JSON number past every range", "POST", "/connectors",
+			`{"name":"chaos-bad-5","config":{"connector.class":"DatagenSource","kafka.topic":"x","tasks.max":1e400}}`, 400, "", nil},
+		// Wrong JSON types and nulls where strings belong.
+		{"config value an object", "POST", "/connectors", `{"name":"chaos-bad-5","config":{"connector.class":"DatagenSource","tasks.max":{}}}`, 400, "", nil},
+		{"config value null", "POST", "/connectors", `{"name":"chaos-bad-5","config":{"connector.class":null}}`, 400, "", nil},
+		{"config an array", "POST", "/connectors", `{"name":"chaos-bad-5","config":["connector.class","DatagenSource"]}`, 400, "", nil},
+		{"name null", "POST", "/connectors", `{"name":null,"config":{"connector.class":"DatagenSource"}}`, 400, "", nil},
+		{"name a number", "POST", "/connectors", `{"name":5,"config":{"connector.class":"DatagenSource"}}`, 400, "", nil},
+		{"initial_state unknown", "POST", "/connectors", `{"name":"chaos-bad-5","config":` + withKV(dg, "name", "chaos-bad-5") + `,"initial_state":"EXPLODED"}`, 400, "", nil},
+		{"body a JSON string", "POST", "/connectors", `"chaos"`, 400, "", nil},
+		{"body nested 100000 deep", "POST", "/connectors", strings.Repeat("[", 100000) + strings.Repeat("]", 100000), 400, "", nil},
+		{"trailing data after the body", "POST", "/connectors", `{"name":"chaos-bad-5","config":{}} {}`, 400, "", nil},
+		// Names that break paths, or are not names.
+		{"name .. in the path", "PUT", "/connectors/%2E%2E/config", withKV(dg, "name", ".."), 400, "", nil},
+		{"blank name", "POST", "/connectors", `{"name":"   ","config":{"connector.class":"DatagenSource"}}`, 400, "", nil},
+		{"control character in the name", "POST", "/connectors", `{"name":"chaos\u0007bad","config":{"connector.class":"DatagenSource"}}`, 400, "", nil},
+		{"control character in the path", "PUT", "/connectors/chaos%00bad/config", withKV(dg, "name", "chaos\x00bad"), 400, "", nil},
+		{"traversal in the path", "GET", "/connectors/..%2F..%2Fetc%2Fpasswd/status", "", 404, "", nil},
+		{"empty name segment", "GET", "/connectors//status", "", 404, "", nil},
+		{"very long name in the path", "GET", "/connectors/" + strings.Repeat("n", 8000) + "/status", "", 404, "", nil},
+		{"task id past the INT range", "GET", "/connectors/" + connSink + "/tasks/99999999999999999999/status", "", 0, "", nil},
+		{"negative task id", "POST", "/connectors/" + connSink + "/tasks/-1/restart", "", 0, "", nil},
+		// Content types and bodies that are not JSON.
+		{"form-encoded body", "POST", "/connectors", "name=chaos-bad-6&config=x", 400, "application/x-www-form-urlencoded", nil},
+		{"XML body", "POST", "/connectors", `<connector name="chaos-bad-6"/>`, 400, "application/xml", nil},
+		{"create without a body", "POST", "/connectors", "", 400, "-", nil},
+		{"PATCH without a body", "PATCH", "/connectors/" + connSink + "/config", "", 400, "-", nil},
+		{"body over rest.request.max.bytes as text", "PUT", "/connectors/chaos-bad-6/config", big, 413, "text/plain", nil},
+		// Query and header values that are not what they claim.
+		{"forward not a boolean", "POST", "/connectors/" + connSink + "/restart?forward=banana", "", 400, "", nil},
+		{"forged inter-worker signature", "POST", "/connectors/" + connSink + "/tasks", `[{"a":"b"}]`, 0, "",
+			[]string{"X-Connect-Authorization", "AAAA", "X-Connect-Request-Signature-Algorithm", "HmacSHA256", "X-Connectd-Request-Timestamp", "1"}},
+		{"unsupported method", "PROPFIND", "/connectors", "", 405, "", nil},
 	}
 }
 
@@ -183,12 +227,12 @@ func (r *run) badREST(ctx context.Context, rng *rand.Rand) (n, bad int) {
 			return n, bad
 		}
 		w := ws[(i+rng.IntN(len(ws)))%len(ws)]
-		code, body, err := doRaw(ctx, hc, c.method, w.URL+c.path, c.body)
+		code, body, err := doRaw(ctx, hc, w.URL, c)
 		// A rebalance answers 409 with Retry-After; ask again, as a client
 		// would, so that the check is about the input.
 		for try := 0; err == nil && code == http.StatusConflict && try < 20 && strings.Contains(strings.ToLower(body), "rebalanc"); try++ {
 			sleepCtx(ctx, 500*time.Millisecond)
-			code, body, err = doRaw(ctx, hc, c.method, w.URL+c.path, c.body)
+			code, body, err = doRaw(ctx, hc, w.URL, c)
 		}
 		n++
 		r.restCounts.total++
@@ -230,6 +274,29 @@ func (r *run) badREST(ctx context.Context, rng *rand.Rand) (n, bad int) {
 	return n, bad
 }
 
+// request builds the case's request to the worker at base.
+func (c restCase) request(ctx context.Context, base string) (*http.Request, error) {
+	var rd io.Reader
+	if c.body != "" {
+		rd = strings.NewReader(c.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, c.method, base+c.path, rd)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.ctype == "-":
+	case c.ctype != "":
+		req.Header.Set("Content-Type", c.ctype)
+	case c.body != "":
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(c.headers); i += 2 {
+		req.Header.Set(c.headers[i], c.headers[i+1])
+	}
+	return req, nil
+}
+
 func wantText(want int) string {
 	if want == 0 {
 		return "a 4xx"
@@ -237,17 +304,10 @@ func wantText(want int) string {
 	return strconv.Itoa(want)
 }
 
-func doRaw(ctx context.Context, hc *http.Client, method, url, body string) (int, string, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+func doRaw(ctx context.Context, hc *http.Client, base string, c restCase) (int, string, error) {
+	req, err := c.request(ctx, base)
 	if err != nil {
 		return 0, "", err
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

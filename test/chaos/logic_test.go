@@ -158,3 +158,31 @@ func TestExclude(t *testing.T) {
 		t.Fatalf("an unknown kind was not refused by name: %v", err)
 	}
 }
+
+// Every REST corpus case can be sent by the suite's HTTP client (a URL it
+// cannot build would count as a violation, not a refusal), has a unique
+// name and expects a 4xx.
+func TestRESTCorpus(t *testing.T) {
+	r := &run{pl: newPipeline("127.0.0.1:1", "chaos-logic", "127.0.0.1:3000", 1)}
+	seen := map[string]bool{}
+	for _, c := range r.restCorpus() {
+		if seen[c.name] {
+			t.Errorf("two cases named %q", c.name)
+		}
+		seen[c.name] = true
+		if c.want != 0 && (c.want < 400 || c.want > 499) {
+			t.Errorf("%s: want %d, not a 4xx", c.name, c.want)
+		}
+		req, err := c.request(context.Background(), "http://127.0.0.1:8083")
+		if err != nil {
+			t.Errorf("%s: the client cannot build it: %v", c.name, err)
+			continue
+		}
+		if req.URL.EscapedPath() == "" || req.URL.EscapedPath()[0] != '/' {
+			t.Errorf("%s: path %q", c.name, req.URL.EscapedPath())
+		}
+		if len(c.headers)%2 != 0 {
+			t.Errorf("%s: headers %q are not name/value pairs", c.name, c.headers)
+		}
+	}
+}
