@@ -179,6 +179,8 @@ func (r *run) restCorpus() []restCase {
 		{"tasks.max past the INT range", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "tasks.max", "2147483648"), 400, "", nil},
 		{"tasks.max negative", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "tasks.max", "-1"), 400, "", nil},
 		{"tasks.max a fraction", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "tasks.max", "1.5"), 400, "", nil},
+		{"tasks.max past the admission limit", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "tasks.max", "100000"), 400, "", nil},
+		{"config past connector.config.max.bytes", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "padding", strings.Repeat("x", 300<<10)), 400, "", nil},
 		{"iterations past the LONG range", "PUT", "/connectors/chaos-bad-4/config", withKV(dg, "iterations", "-9223372036854775809"), 400, "", nil},
 		{"tasks.max a JSON number past every range", "POST", "/connectors",
 			`{"name":"chaos-bad-5","config":{"connector.class":"DatagenSource","kafka.topic":"x","tasks.max":1e400}}`, 400, "", nil},
