@@ -20,17 +20,19 @@ func Enable(cm kafka.ConfigMap) {
 	}
 }
 
-// Level maps librdkafka's syslog level to a slog level.
+// Level maps librdkafka's syslog level to a slog level. librdkafka drops
+// its level-7 lines itself unless a client's debug (or log_level=7) asks
+// for them, so a level-7 line is a trace an operator asked for: it is INFO,
+// shown at the worker's default level, not DEBUG, which would hide it
+// until the worker's own debug logging were turned on as well.
 func Level(syslog int) slog.Level {
 	switch {
 	case syslog <= 3:
 		return slog.LevelError
 	case syslog == 4:
 		return slog.LevelWarn
-	case syslog <= 6:
-		return slog.LevelInfo
 	}
-	return slog.LevelDebug
+	return slog.LevelInfo
 }
 
 // Drain logs every event of ch on log until ch is closed (the client's

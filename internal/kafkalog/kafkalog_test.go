@@ -121,7 +121,7 @@ func TestForwardEndsWhenClientCloses(t *testing.T) {
 }
 
 func TestLevel(t *testing.T) {
-	for syslog, want := range map[int]slog.Level{0: slog.LevelError, 3: slog.LevelError, 4: slog.LevelWarn, 5: slog.LevelInfo, 6: slog.LevelInfo, 7: slog.LevelDebug} {
+	for syslog, want := range map[int]slog.Level{0: slog.LevelError, 3: slog.LevelError, 4: slog.LevelWarn, 5: slog.LevelInfo, 6: slog.LevelInfo, 7: slog.LevelInfo} {
 		if got := Level(syslog); got != want {
 			t.Errorf("Level(%d) = %v, want %v", syslog, got, want)
 		}
