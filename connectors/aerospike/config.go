@@ -44,6 +44,7 @@ const (
 	KeyBinsExclude    = "bins.exclude"
 	KeyBinsRename     = "bins.rename"
 	KeyWriteMode      = "write.mode"
+	KeyMapKeyField    = "map.key.field"
 	KeyTTL            = "ttl"
 	KeyPositionsBin   = "positions.bin"
 	KeyEffectivelyOne = "effectively.once"
@@ -59,7 +60,28 @@ const (
 	ModeReplace   = "replace"
 	ModeUpdate    = "update"
 	ModeIncrement = "increment"
+	// ModeListAppend appends each field's value (or each element of a
+	// list value) to the list bin of the field.
+	ModeListAppend = "list_append"
+	// ModeMapPut puts each field's value into the map bin of the field,
+	// under the map key taken from map.key.field.
+	ModeMapPut = "map_put"
+	// ModeMapIncrement is ModeMapPut with numeric fields added to the
+	// map entry (a counter per map key) instead of replacing it.
+	ModeMapIncrement = "map_increment"
 )
+
+// cdtMode reports whether a write mode writes through list or map
+// operations on the bins rather than whole bin values.
+func cdtMode(mode string) bool {
+	return mode == ModeListAppend || mode == ModeMapPut || mode == ModeMapIncrement
+}
+
+// replayUnsafe reports whether applying a record twice changes the
+// result, so that the mode needs the effectively-once protocol.
+func replayUnsafe(mode string) bool {
+	return mode == ModeIncrement || mode == ModeListAppend || mode == ModeMapIncrement
+}
 
 // Values of key.source.
 const (
@@ -187,8 +209,11 @@ func configDef() *configdef.Def {
 		Documentation: "field:bin pairs, comma-separated, naming the bin a field is written to. Bin names are at most 15 bytes."})
 
 	def(configdef.Key{Name: KeyWriteMode, Type: configdef.String, Default: ModeUpdate, Importance: configdef.High, Group: groupWrite,
-		DisplayName: "Write mode", Validator: configdef.OneOf(ModeReplace, ModeUpdate, ModeIncrement),
-		Documentation: "replace: the record's bins become exactly the value's fields. update: the value's fields are written over the existing bins (null deletes a bin). increment: numeric fields are added to the bins (counters), other fields are written as in update."})
+		DisplayName: "Write mode", Validator: configdef.OneOf(ModeReplace, ModeUpdate, ModeIncrement, ModeListAppend, ModeMapPut, ModeMapIncrement),
+		Dependents:    []string{KeyMapKeyField},
+		Documentation: "replace: the record's bins become exactly the value's fields. update: the value's fields are written over the existing bins (null deletes a bin). increment: numeric fields are added to the bins (counters), other fields are written as in update. list_append: each field's value is appended to the list bin of the field (a list value appends each of its elements). map_put: each field's value is put into the map bin of the field under the map key read from map.key.field (null removes the entry). map_increment: as map_put, but numeric fields are added to the map entry (a counter per map key). increment, list_append and map_increment need effectively.once=true."})
+	def(configdef.Key{Name: KeyMapKeyField, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "Map key field", Documentation: "Value field whose value (a string or an integer) is the map key that write.mode=map_put and map_increment write under; dots address nested fields (a.b). A top-level key field is not itself written as a bin."})
 	def(configdef.Key{Name: KeyTTL, Type: configdef.Long, Default: int64(0), Importance: configdef.Medium, Group: groupWrite,
 		DisplayName: "TTL (s)", Validator: ttlValidator{},
 		Documentation: "Record time-to-live in seconds: 0 the namespace default, -1 never expire, -2 keep the record's current TTL, or 1..315360000. An expired record loses its positions bin, so only records whose TTL outlasts any possible replay keep the effectively-once guarantee."})
@@ -246,7 +271,9 @@ type Config struct {
 	Exclude map[string]bool
 	Rename  map[string]string
 
-	WriteMode       string
+	WriteMode string
+	// MapKeyField is the dotted path of map.key.field, split.
+	MapKeyField     []string
 	TTL             int64
 	PositionsBin    string
 	EffectivelyOnce bool
@@ -306,6 +333,9 @@ func configFromVals(vals map[string]any) *Config {
 	}
 	if f := vals[KeyKeyField].(string); f != "" {
 		c.KeyField = strings.Split(f, ".")
+	}
+	if f := vals[KeyMapKeyField].(string); f != "" {
+		c.MapKeyField = strings.Split(f, ".")
 	}
 	if inc := vals[KeyBinsInclude].([]string); len(inc) > 0 {
 		c.Include = toSet(inc)
@@ -388,8 +418,14 @@ func crossCheck(vals map[string]any) []sdk.FieldError {
 		add(KeyKeyField, "key.field %q has an empty path element", f)
 	}
 	eo, _ := vals[KeyEffectivelyOne].(bool)
-	if str(KeyWriteMode) == ModeIncrement && !eo && vals[KeyEffectivelyOne] != nil {
-		add(KeyWriteMode, "write.mode=increment needs effectively.once=true: blind increments are applied again on every replay")
+	if mode := str(KeyWriteMode); replayUnsafe(mode) && !eo && vals[KeyEffectivelyOne] != nil {
+		add(KeyWriteMode, "write.mode=%s needs effectively.once=true: without it a replay applies the records again", mode)
+	}
+	switch mf := str(KeyMapKeyField); {
+	case (str(KeyWriteMode) == ModeMapPut || str(KeyWriteMode) == ModeMapIncrement) && mf == "":
+		add(KeyMapKeyField, "write.mode=%s needs map.key.field, the value field whose value is the map key", str(KeyWriteMode))
+	case mf != "" && slices.Contains(strings.Split(mf, "."), ""):
+		add(KeyMapKeyField, "map.key.field %q has an empty path element", mf)
 	}
 	posBin := str(KeyPositionsBin)
 	renames, _ := vals[KeyBinsRename].([]string)

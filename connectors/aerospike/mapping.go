@@ -43,6 +43,9 @@ type mapped struct {
 	offset    int64
 	tombstone bool
 	bins      []bin // in the value's field order (a Go map's: unordered)
+	// mapKey is the map key the bins are written under in map_put and
+	// map_increment modes (string or int64).
+	mapKey any
 	// size estimates the bytes the record adds to a batch write (recordSize).
 	size int
 }
@@ -139,8 +142,20 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	if err != nil {
 		return err
 	}
+	keyField := "" // a top-level map key field, which is not a bin
+	if m.cfg.WriteMode == ModeMapPut || m.cfg.WriteMode == ModeMapIncrement {
+		if out.mapKey, err = mapKeyOf(fields, m.cfg.MapKeyField); err != nil {
+			return err
+		}
+		if len(m.cfg.MapKeyField) == 1 {
+			keyField = m.cfg.MapKeyField[0]
+		}
+	}
 	start := len(*arena)
 	for name, v := range fields {
+		if keyField != "" && name == keyField {
+			continue
+		}
 		if m.cfg.Include != nil && !m.cfg.Include[name] {
 			continue
 		}
@@ -164,6 +179,11 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 		if err != nil {
 			return mappingErr("field %q: %v", name, err)
 		}
+		if m.cfg.WriteMode == ModeListAppend {
+			if err := appendable(bv); err != nil {
+				return mappingErr("field %q: %v", name, err)
+			}
+		}
 		*arena = append(*arena, bin{name: binName, value: bv})
 	}
 	out.bins = (*arena)[start:len(*arena):len(*arena)]
@@ -179,6 +199,63 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	}
 	out.size = recordSize(out)
 	return nil
+}
+
+// mapKeyOf reads the map key of map_put and map_increment modes from the
+// value field at path. Aerospike map keys may be strings, integers or
+// blobs; JSON has no blobs, and other types are refused here rather than
+// by the server, so the record is reported before anything is written.
+func mapKeyOf(fields map[string]any, path []string) (any, error) {
+	where := "map key field " + strconv.Quote(strings.Join(path, "."))
+	raw, ok := lookupPath(fields, path)
+	if !ok {
+		return nil, mappingErr("%s is missing", where)
+	}
+	v, err := binValue(raw)
+	if err != nil {
+		return nil, mappingErr("%s: %v", where, err)
+	}
+	switch k := v.(type) {
+	case nil:
+		return nil, mappingErr("%s is null; map keys must be strings or integers", where)
+	case string, int64:
+		return k, nil
+	}
+	return nil, mappingErr("%s has type %s; map keys must be strings or integers", where, kindOf(v))
+}
+
+// appendable checks a list_append value: null cannot be appended, neither
+// as the field's value nor as an element of a list value, so a record that
+// holds one is reported instead of writing part of it.
+func appendable(v any) error {
+	if v == nil {
+		return errors.New("null cannot be appended to a list (exclude the field, or drop nulls with a transform)")
+	}
+	if l, ok := v.([]any); ok {
+		for i, e := range l {
+			if e == nil {
+				return fmt.Errorf("element %d is null, which cannot be appended to a list", i)
+			}
+		}
+	}
+	return nil
+}
+
+// kindOf names a normalized value's type as the JSON a user sent.
+func kindOf(v any) string {
+	switch v.(type) {
+	case bool:
+		return "boolean"
+	case float64:
+		return "non-integer number"
+	case []any:
+		return "array"
+	case map[string]any, map[any]any:
+		return "object"
+	case []byte:
+		return "bytes"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 func (m *mapper) setName(rec *sdk.SinkRecord) (string, error) {

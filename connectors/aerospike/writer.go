@@ -606,7 +606,7 @@ func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordI
 	pol := &sc.pols[len(sc.pols)-1]
 	clearing := f.isClear()
 	start := len(sc.ops)
-	sc.ops = f.appendOps(sc.ops, &sc.arena, clearing, w.cfg.EffectivelyOnce && !ks.exists)
+	sc.ops = f.appendOps(sc.ops, &sc.arena, w.mapPol, clearing, w.cfg.EffectivelyOnce && !ks.exists)
 	if !w.cfg.EffectivelyOnce {
 		n := len(sc.ops) - start
 		switch {
