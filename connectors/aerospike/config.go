@@ -46,6 +46,7 @@ const (
 	KeyWriteMode      = "write.mode"
 	KeyMapKeyField    = "map.key.field"
 	KeyTTL            = "ttl"
+	KeyTTLField       = "ttl.field"
 	KeyPositionsBin   = "positions.bin"
 	KeyEffectivelyOne = "effectively.once"
 	KeyRetryAttempts  = "retry.max.attempts"
@@ -96,6 +97,9 @@ const (
 	KeyTypeString  = "string"
 	KeyTypeInteger = "integer"
 	KeyTypeBytes   = "bytes"
+	// KeyTypeDigest takes the key as the record's 20-byte RIPEMD-160
+	// digest instead of a user key to hash.
+	KeyTypeDigest = "digest"
 )
 
 // TopicPlaceholder in aerospike.set is replaced by the record's topic.
@@ -180,10 +184,10 @@ func configDef() *configdef.Def {
 
 	def(configdef.Key{Name: KeyNamespace, Type: configdef.String, Required: true, Importance: configdef.High, Group: groupTarget,
 		DisplayName: "Namespace", Validator: nameValidator{what: "namespace", max: maxNamespace},
-		Documentation: "Aerospike namespace records are written to. It must exist on the cluster."})
+		Documentation: "Aerospike namespace records are written to. It must exist on the cluster. ${value.<field>} takes it from a value field of each record (dots address nested fields), ${header.<name>} from a header; a record naming a namespace the cluster does not have is reported."})
 	def(configdef.Key{Name: KeySet, Type: configdef.String, Default: TopicPlaceholder, Importance: configdef.High, Group: groupTarget,
 		DisplayName: "Set", Validator: setValidator{},
-		Documentation: "Set records are written to: a fixed name, " + TopicPlaceholder + " for the record's topic (after transforms), or empty for the namespace's null set. At most 63 bytes after substitution."})
+		Documentation: "Set records are written to: a fixed name, " + TopicPlaceholder + " for the record's topic (after transforms), ${value.<field>} for a value field of each record, ${header.<name>} for a header, or empty for the namespace's null set. At most 63 bytes after substitution."})
 	def(configdef.Key{Name: KeyKeySource, Type: configdef.String, Default: KeySourceRecordKey, Importance: configdef.High, Group: groupTarget,
 		DisplayName: "Key source", Validator: configdef.OneOf(KeySourceRecordKey, KeySourceValueField, KeySourceHeader),
 		Dependents:    []string{KeyKeyField, KeyKeyHeader},
@@ -193,8 +197,8 @@ func configDef() *configdef.Def {
 	def(configdef.Key{Name: KeyKeyHeader, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupTarget,
 		DisplayName: "Key header", Documentation: "Header holding the key when key.source=header; its bytes are the key."})
 	def(configdef.Key{Name: KeyKeyType, Type: configdef.String, Default: KeyTypeAuto, Importance: configdef.Medium, Group: groupTarget,
-		DisplayName: "Key type", Validator: configdef.OneOf(KeyTypeAuto, KeyTypeString, KeyTypeInteger, KeyTypeBytes),
-		Documentation: "Type of the Aerospike user key, which is part of the record digest: auto (integers stay integers, text is a string, bytes a blob), string, integer or bytes."})
+		DisplayName: "Key type", Validator: configdef.OneOf(KeyTypeAuto, KeyTypeString, KeyTypeInteger, KeyTypeBytes, KeyTypeDigest),
+		Documentation: "Type of the Aerospike user key, which is part of the record digest: auto (integers stay integers, text is a string, bytes a blob), string, integer or bytes. digest: the key is the record's 20-byte RIPEMD-160 digest itself (bytes, 40 hex digits or base64), used as it is instead of being computed from a user key; send.key cannot be used with it."})
 	def(configdef.Key{Name: KeySendKey, Type: configdef.Boolean, Default: false, Importance: configdef.Low, Group: groupTarget,
 		DisplayName: "Store key", Documentation: "Store the user key with the record (Aerospike send-key), so scans return it."})
 
@@ -217,6 +221,8 @@ func configDef() *configdef.Def {
 	def(configdef.Key{Name: KeyTTL, Type: configdef.Long, Default: int64(0), Importance: configdef.Medium, Group: groupWrite,
 		DisplayName: "TTL (s)", Validator: ttlValidator{},
 		Documentation: "Record time-to-live in seconds: 0 the namespace default, -1 never expire, -2 keep the record's current TTL, or 1..315360000. An expired record loses its positions bin, so only records whose TTL outlasts any possible replay keep the effectively-once guarantee."})
+	def(configdef.Key{Name: KeyTTLField, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "TTL field", Documentation: "Value field holding each record's time-to-live in seconds (0 the namespace default, or 1..315360000), used instead of ttl; dots address nested fields. A record whose field is missing, not an integer or negative is reported. Tombstones keep the stored record's TTL. The field is also written as a bin unless excluded."})
 	def(configdef.Key{Name: KeyPositionsBin, Type: configdef.String, Default: "kafka_pos", Importance: configdef.Medium, Group: groupWrite,
 		DisplayName: "Positions bin", Validator: binNameValidator{},
 		Documentation: "Map bin holding, per source topic partition (\"<topic>-<partition>\"), the last Kafka offset applied to the record. It is what makes replays and zombie writes harmless; no value field may map to it."})
@@ -259,8 +265,12 @@ type Config struct {
 
 	Namespace string
 	// Set is the fixed set name, or a template containing TopicPlaceholder.
-	Set       string
-	KeySource string
+	Set string
+	// NamespaceSrc and SetSrc say where each record's namespace and set
+	// come from: the fields above, or a value field or header.
+	NamespaceSrc nameSource
+	SetSrc       nameSource
+	KeySource    string
 	// KeyField is the dotted path of the key field, split.
 	KeyField  []string
 	KeyHeader string
@@ -273,8 +283,10 @@ type Config struct {
 
 	WriteMode string
 	// MapKeyField is the dotted path of map.key.field, split.
-	MapKeyField     []string
-	TTL             int64
+	MapKeyField []string
+	TTL         int64
+	// TTLField is the dotted path of ttl.field, split; nil uses TTL.
+	TTLField        []string
 	PositionsBin    string
 	EffectivelyOnce bool
 
@@ -333,6 +345,11 @@ func configFromVals(vals map[string]any) *Config {
 	}
 	if f := vals[KeyKeyField].(string); f != "" {
 		c.KeyField = strings.Split(f, ".")
+	}
+	c.NamespaceSrc, _, _ = parseNameSource(c.Namespace)
+	c.SetSrc, _, _ = parseNameSource(c.Set)
+	if f := vals[KeyTTLField].(string); f != "" {
+		c.TTLField = strings.Split(f, ".")
 	}
 	if f := vals[KeyMapKeyField].(string); f != "" {
 		c.MapKeyField = strings.Split(f, ".")
@@ -426,6 +443,12 @@ func crossCheck(vals map[string]any) []sdk.FieldError {
 		add(KeyMapKeyField, "write.mode=%s needs map.key.field, the value field whose value is the map key", str(KeyWriteMode))
 	case mf != "" && slices.Contains(strings.Split(mf, "."), ""):
 		add(KeyMapKeyField, "map.key.field %q has an empty path element", mf)
+	}
+	if f := str(KeyTTLField); f != "" && slices.Contains(strings.Split(f, "."), "") {
+		add(KeyTTLField, "ttl.field %q has an empty path element", f)
+	}
+	if sk, _ := vals[KeySendKey].(bool); sk && str(KeyKeyType) == KeyTypeDigest {
+		add(KeySendKey, "key.type=digest has no user key to store; set send.key=false")
 	}
 	posBin := str(KeyPositionsBin)
 	renames, _ := vals[KeyBinsRename].([]string)
@@ -587,6 +610,11 @@ type nameValidator struct {
 
 func (n nameValidator) Validate(key string, v any) error {
 	s, _ := v.(string)
+	if _, dynamic, err := parseNameSource(s); err != nil {
+		return configdef.Invalid(key, s, err.Error())
+	} else if dynamic {
+		return nil
+	}
 	switch {
 	case s == "":
 		return configdef.Invalid(key, s, "the "+n.what+" must not be empty")
@@ -597,15 +625,22 @@ func (n nameValidator) Validate(key string, v any) error {
 	}
 	return nil
 }
-func (n nameValidator) String() string { return fmt.Sprintf("1 to %d bytes", n.max) }
+func (n nameValidator) String() string {
+	return fmt.Sprintf("1 to %d bytes, ${value.<field>} or ${header.<name>}", n.max)
+}
 
 type setValidator struct{}
 
 func (setValidator) Validate(key string, v any) error {
 	s, _ := v.(string)
+	if _, dynamic, err := parseNameSource(s); err != nil {
+		return configdef.Invalid(key, s, err.Error())
+	} else if dynamic {
+		return nil
+	}
 	switch {
-	case strings.Contains(s, "${") && !strings.Contains(s, TopicPlaceholder):
-		return configdef.Invalid(key, s, "the only placeholder is "+TopicPlaceholder)
+	case strings.Contains(strings.ReplaceAll(s, TopicPlaceholder, ""), "${"):
+		return configdef.Invalid(key, s, "placeholders are "+TopicPlaceholder+" (inside a name), or ${value.<field>} or ${header.<name>} (the whole value)")
 	case len(strings.ReplaceAll(s, TopicPlaceholder, "")) > maxSetName:
 		return configdef.Invalid(key, s, fmt.Sprintf("set names are at most %d bytes (longer than %d)", maxSetName, maxSetName))
 	case strings.ContainsAny(s, ":;\x00"):
@@ -613,7 +648,9 @@ func (setValidator) Validate(key string, v any) error {
 	}
 	return nil
 }
-func (setValidator) String() string { return "a set name, " + TopicPlaceholder + " or empty" }
+func (setValidator) String() string {
+	return "a set name, " + TopicPlaceholder + ", ${value.<field>}, ${header.<name>} or empty"
+}
 
 type binNameValidator struct{}
 

@@ -48,6 +48,8 @@ type mapped struct {
 	mapKey any
 	// size estimates the bytes the record adds to a batch write (recordSize).
 	size int
+	// ttl is the record's TTL from ttl.field (not for tombstones).
+	ttl uint32
 }
 
 // mapper turns sink records into keys and bins according to the config.
@@ -59,37 +61,52 @@ type mapper struct {
 	// keys caches Aerospike keys: a key's digest is a RIPEMD-160 hash and
 	// the same keys come back batch after batch (counters, entities).
 	keys map[keyCacheKey]*as.Key
+	// namespaces checks namespaces taken from records; nil skips the check.
+	namespaces *namespaceCache
 }
 
 // keyCacheSize bounds the key cache; when full it starts over.
 const keyCacheSize = 1 << 16
 
 type keyCacheKey struct {
+	ns  string
 	set string
 	str string
 	num int64
-	typ byte // 's' string, 'i' integer
+	typ byte // 's' string, 'i' integer, 'd' digest (in str)
 }
 
 func newMapper(cfg *Config) *mapper {
 	return &mapper{cfg: cfg, posKeys: map[sdk.TopicPartition]string{}, keys: map[keyCacheKey]*as.Key{}}
 }
 
-// key returns the Aerospike key of a user key in set.
-func (m *mapper) key(set string, userKey any) (*as.Key, error) {
+// key returns the Aerospike key of a user key (or, with key.type=digest,
+// of a digest) in ns and set.
+func (m *mapper) key(ns, set string, userKey any) (*as.Key, error) {
 	var ck keyCacheKey
+	digest := m.cfg.KeyType == KeyTypeDigest
 	switch k := userKey.(type) {
 	case string:
-		ck = keyCacheKey{set: set, str: k, typ: 's'}
+		ck = keyCacheKey{ns: ns, set: set, str: k, typ: 's'}
 	case int64:
-		ck = keyCacheKey{set: set, num: k, typ: 'i'}
+		ck = keyCacheKey{ns: ns, set: set, num: k, typ: 'i'}
+	case []byte:
+		if digest {
+			ck = keyCacheKey{ns: ns, set: set, str: string(k), typ: 'd'}
+		}
 	}
 	if ck.typ != 0 {
 		if k, ok := m.keys[ck]; ok {
 			return k, nil
 		}
 	}
-	k, err := as.NewKey(m.cfg.Namespace, set, userKey)
+	var k *as.Key
+	var err error
+	if digest {
+		k, err = as.NewKeyWithDigest(ns, set, nil, userKey.([]byte))
+	} else {
+		k, err = as.NewKey(ns, set, userKey)
+	}
 	if err != nil {
 		return nil, mappingErr("cannot build key %v: %v", userKey, err)
 	}
@@ -120,6 +137,10 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 		pos:    m.posKey(rec.OriginalTopicPartition()),
 		offset: rec.OriginalOffset,
 	}
+	ns, err := m.namespace(rec)
+	if err != nil {
+		return err
+	}
 	set, err := m.setName(rec)
 	if err != nil {
 		return err
@@ -128,7 +149,7 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	if err != nil {
 		return err
 	}
-	k, err := m.key(set, userKey)
+	k, err := m.key(ns, set, userKey)
 	if err != nil {
 		return err
 	}
@@ -141,6 +162,11 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	fields, err := valueFields(rec.Value)
 	if err != nil {
 		return err
+	}
+	if m.cfg.TTLField != nil {
+		if out.ttl, err = ttlOf(fields, m.cfg.TTLField); err != nil {
+			return err
+		}
 	}
 	keyField := "" // a top-level map key field, which is not a bin
 	if m.cfg.WriteMode == ModeMapPut || m.cfg.WriteMode == ModeMapIncrement {
@@ -258,7 +284,34 @@ func kindOf(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// namespace returns the record's namespace. One taken from the record is
+// checked against the cluster's namespaces: the client fails a whole batch
+// command for a namespace the cluster does not have, so such a record is
+// reported instead. The error is retriable when the cluster cannot say.
+func (m *mapper) namespace(rec *sdk.SinkRecord) (string, error) {
+	src := m.cfg.NamespaceSrc
+	if !src.dynamic() {
+		return m.cfg.Namespace, nil
+	}
+	ns, err := resolveName(rec, src, "namespace", maxNamespace)
+	if err != nil {
+		return "", err
+	}
+	if m.namespaces != nil {
+		if err := m.namespaces.check(ns); err != nil {
+			if errors.Is(err, ErrMapping) {
+				return "", fmt.Errorf("%w (from %s)", err, src.where())
+			}
+			return "", err
+		}
+	}
+	return ns, nil
+}
+
 func (m *mapper) setName(rec *sdk.SinkRecord) (string, error) {
+	if m.cfg.SetSrc.dynamic() {
+		return resolveName(rec, m.cfg.SetSrc, "set", maxSetName)
+	}
 	set := m.cfg.Set
 	if strings.Contains(set, TopicPlaceholder) {
 		set = strings.ReplaceAll(set, TopicPlaceholder, rec.Topic)
@@ -293,22 +346,23 @@ func (m *mapper) userKey(rec *sdk.SinkRecord) (any, error) {
 		raw = v
 	case KeySourceHeader:
 		where = "header " + strconv.Quote(m.cfg.KeyHeader)
-		found := false
-		for i := len(rec.Headers) - 1; i >= 0; i-- {
-			if rec.Headers[i].Key == m.cfg.KeyHeader {
-				if rec.Headers[i].Value != nil {
-					raw = string(rec.Headers[i].Value)
-				}
-				found = true
-				break
-			}
-		}
+		v, found := headerValue(rec, m.cfg.KeyHeader)
 		if !found {
 			return nil, mappingErr("%s is missing", where)
+		}
+		switch {
+		case v == nil:
+		case m.cfg.KeyType == KeyTypeDigest:
+			raw = v // digest bytes as sent
+		default:
+			raw = string(v)
 		}
 	default:
 		where = "record key"
 		raw = rec.Key
+	}
+	if m.cfg.KeyType == KeyTypeDigest {
+		return digestOf(raw, where)
 	}
 	return convertKey(raw, m.cfg.KeyType, where)
 }

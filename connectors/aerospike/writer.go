@@ -107,7 +107,10 @@ func (ks *keyState) String() string {
 }
 
 func keyString(k *as.Key) string {
-	return fmt.Sprintf("%s/%s/%v", k.Namespace(), k.SetName(), k.Value())
+	if v := k.Value(); v != nil && v.GetObject() != nil {
+		return fmt.Sprintf("%s/%s/%v", k.Namespace(), k.SetName(), v)
+	}
+	return fmt.Sprintf("%s/%s/digest:%x", k.Namespace(), k.SetName(), k.Digest())
 }
 
 // apply writes the records (already mapped, in batch order). It returns
@@ -600,7 +603,7 @@ func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordI
 		RecordExistsAction: as.UPDATE,
 		GenerationPolicy:   as.NONE,
 		CommitLevel:        as.COMMIT_ALL,
-		Expiration:         w.cfg.ttlSeconds(),
+		Expiration:         w.ttl(f),
 		SendKey:            w.cfg.SendKey,
 	})
 	pol := &sc.pols[len(sc.pols)-1]
@@ -640,6 +643,21 @@ func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordI
 		sc.ops = append(sc.ops, as.MapPutItemsOp(w.mapPol, w.cfg.PositionsBin, posMap(nil, f.pos)))
 	}
 	return as.NewBatchWrite(pol, ks.key, sc.ops[start:len(sc.ops):len(sc.ops)]...)
+}
+
+// ttl is the expiration of a fold's write: the ttl key, or with ttl.field
+// the TTL of the run's last record that has a value, as applying the
+// records one by one leaves it. A run of tombstones keeps the stored TTL.
+func (w *writer) ttl(f *fold) uint32 {
+	if w.cfg.TTLField == nil {
+		return w.cfg.ttlSeconds()
+	}
+	for i := len(f.recs) - 1; i >= 0; i-- {
+		if !f.recs[i].tombstone {
+			return f.recs[i].ttl
+		}
+	}
+	return as.TTLDontUpdate
 }
 
 func posMap(stored positions, run map[string]int64) map[any]any {
