@@ -3,6 +3,7 @@ package aerospike
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +244,40 @@ func TestRecordSourcesConfig(t *testing.T) {
 				t.Fatalf("errors = %v, want %q on %s", errs, tt.message, tt.key)
 			}
 		})
+	}
+}
+
+// Nested objects and arrays are written as Aerospike maps and lists, not
+// strings: map operations work on the one, list_append extends the other.
+func TestNestedValuesAreCDTs(t *testing.T) {
+	srv := startServer(t, aerofake.Config{})
+	update, tc := startTask(t, baseProps(srv))
+	mustPut(t, update, rec("t", 0, 0, "k", map[string]any{
+		"obj": map[string]any{"b": int64(2), "a": []any{"x", map[string]any{"n": 1.5}}},
+		"arr": []any{int64(1), "two", []any{int64(3)}},
+	}))
+	r := found(t, srv, "test", "s", "k")
+	wantObj := map[any]any{"a": []any{"x", map[any]any{"n": 1.5}}, "b": int64(2)}
+	if got := r.Bins["obj"]; !reflect.DeepEqual(got, wantObj) {
+		t.Fatalf("obj = %#v (%T), want the map %#v", got, got, wantObj)
+	}
+	if got := r.Bins["arr"]; !reflect.DeepEqual(got, []any{int64(1), "two", []any{int64(3)}}) {
+		t.Fatalf("arr = %#v (%T), want a list", got, got)
+	}
+	k, err := as.NewKey("test", "s", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := newClient(t, srv).Operate(nil, k, as.MapSizeOp("obj"))
+	if err != nil || res.Bins["obj"] != 2 {
+		t.Fatalf("map size of obj = %v, %v; want 2 (a map bin)", res, err)
+	}
+	appender, _ := startTask(t, baseProps(srv, KeyWriteMode, ModeListAppend, KeyBinsInclude, "arr"))
+	mustPut(t, appender, rec("t", 0, 1, "k", map[string]any{"arr": "four"}))
+	if got := found(t, srv, "test", "s", "k").Bins["arr"]; !reflect.DeepEqual(got, []any{int64(1), "two", []any{int64(3)}, "four"}) {
+		t.Fatalf("arr after list_append = %#v", got)
+	}
+	if len(tc.Reports()) != 0 {
+		t.Fatalf("reports: %v", tc.Reports())
 	}
 }
