@@ -45,6 +45,7 @@ const (
 	KeyBinsRename     = "bins.rename"
 	KeyWriteMode      = "write.mode"
 	KeyMapKeyField    = "map.key.field"
+	KeyTombstone      = "tombstone.behavior"
 	KeyTTL            = "ttl"
 	KeyTTLField       = "ttl.field"
 	KeyPositionsBin   = "positions.bin"
@@ -83,6 +84,14 @@ func cdtMode(mode string) bool {
 func replayUnsafe(mode string) bool {
 	return mode == ModeIncrement || mode == ModeListAppend || mode == ModeMapIncrement
 }
+
+// Values of tombstone.behavior.
+const (
+	// TombstoneClear leaves a record holding only the positions bin.
+	TombstoneClear = "clear"
+	// TombstoneDelete deletes the record, positions bin included.
+	TombstoneDelete = "delete"
+)
 
 // Values of key.source.
 const (
@@ -218,6 +227,9 @@ func configDef() *configdef.Def {
 		Documentation: "replace: the record's bins become exactly the value's fields. update: the value's fields are written over the existing bins (null deletes a bin). increment: numeric fields are added to the bins (counters), other fields are written as in update. list_append: each field's value is appended to the list bin of the field (a list value appends each of its elements). map_put: each field's value is put into the map bin of the field under the map key read from map.key.field (null removes the entry). map_increment: as map_put, but numeric fields are added to the map entry (a counter per map key). increment, list_append and map_increment need effectively.once=true."})
 	def(configdef.Key{Name: KeyMapKeyField, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupWrite,
 		DisplayName: "Map key field", Documentation: "Value field whose value (a string or an integer) is the map key that write.mode=map_put and map_increment write under; dots address nested fields (a.b). A top-level key field is not itself written as a bin."})
+	def(configdef.Key{Name: KeyTombstone, Type: configdef.String, Default: TombstoneClear, Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "Tombstone behavior", Validator: configdef.OneOf(TombstoneClear, TombstoneDelete),
+		Documentation: "What a record with a null value does. clear: the record's bins are removed but the record stays, holding only the positions bin, so a replayed older record is still recognised as applied. delete: the record is deleted (generation-checked), positions bin included: a replay of records older than the tombstone then applies them again and brings the record back. Without effectively.once tombstones always delete."})
 	def(configdef.Key{Name: KeyTTL, Type: configdef.Long, Default: int64(0), Importance: configdef.Medium, Group: groupWrite,
 		DisplayName: "TTL (s)", Validator: ttlValidator{},
 		Documentation: "Record time-to-live in seconds: 0 the namespace default, -1 never expire, -2 keep the record's current TTL, or 1..315360000. An expired record loses its positions bin, so only records whose TTL outlasts any possible replay keep the effectively-once guarantee."})
@@ -284,7 +296,9 @@ type Config struct {
 	WriteMode string
 	// MapKeyField is the dotted path of map.key.field, split.
 	MapKeyField []string
-	TTL         int64
+	// TombstoneDelete: tombstones delete the record (tombstone.behavior).
+	TombstoneDelete bool
+	TTL             int64
 	// TTLField is the dotted path of ttl.field, split; nil uses TTL.
 	TTLField        []string
 	PositionsBin    string
@@ -334,6 +348,7 @@ func configFromVals(vals map[string]any) *Config {
 		Exclude:         toSet(vals[KeyBinsExclude].([]string)),
 		Rename:          map[string]string{},
 		WriteMode:       vals[KeyWriteMode].(string),
+		TombstoneDelete: vals[KeyTombstone].(string) == TombstoneDelete,
 		TTL:             vals[KeyTTL].(int64),
 		PositionsBin:    vals[KeyPositionsBin].(string),
 		EffectivelyOnce: vals[KeyEffectivelyOne].(bool),

@@ -33,7 +33,8 @@
 //
 // A tombstone replaces the record's bins with the positions bin alone,
 // instead of deleting the record, so an older write replayed later is
-// still recognised as applied.
+// still recognised as applied. tombstone.behavior=delete deletes the record
+// (generation-checked) and gives that up: the positions go with it.
 //
 // Put is synchronous: when it returns nil, every record of the batch is
 // applied, known to be applied already, or reported. Flush therefore hands

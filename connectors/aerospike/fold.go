@@ -14,7 +14,10 @@ import as "github.com/aerospike/aerospike-client-go/v7"
 // before it and the record goes into the next write.
 type fold struct {
 	mode string
-	recs []*mapped
+	// deletes: tombstones delete the record, so a tombstone is a run of
+	// its own (a delete carries no bins and no positions).
+	deletes bool
+	recs    []*mapped
 	// one is the run's only record while it has one: most keys appear once
 	// per batch, and their write is built straight from the record's bins
 	// without the maps below.
@@ -101,6 +104,9 @@ func (f *fold) appendOps(ops []*as.Operation, arena *opArena, mapPol *as.MapPoli
 
 func (f *fold) empty() bool { return len(f.recs) == 0 }
 
+// isDelete reports whether the write deletes the record.
+func (f *fold) isDelete() bool { return f.deletes && f.one != nil && f.one.tombstone }
+
 func (f *fold) touch(name string) {
 	_, s := f.sets[name]
 	_, i := f.incs[name]
@@ -119,6 +125,9 @@ func (f *fold) reset() {
 // add folds m onto the run. It reports false, leaving the fold unchanged,
 // when m cannot be combined with what the run already holds.
 func (f *fold) add(m *mapped) bool {
+	if f.deletes && len(f.recs) > 0 && (m.tombstone || f.recs[0].tombstone) {
+		return false
+	}
 	if cdtMode(f.mode) {
 		return f.addCDT(m)
 	}

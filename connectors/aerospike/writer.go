@@ -458,6 +458,12 @@ func (w *writer) writeRound(pending []*keyState) (troubled, split bool, err erro
 		case classOK:
 			w.m.written.Add(float64(len(f.recs)))
 			ks.recs = ks.recs[len(f.recs):]
+			if f.isDelete() {
+				// Gone, positions and all: the next records of the key
+				// create it again.
+				ks.known, ks.exists, ks.gen, ks.pos = true, false, 0, nil
+				continue
+			}
 			if w.cfg.EffectivelyOnce {
 				ks.exists = true
 				if br.Record != nil {
@@ -529,6 +535,7 @@ func (w *writer) tooBig(ks *keyState) {
 // the rest (one record in single mode). nil means nothing to write.
 func (w *writer) buildFold(ks *keyState) *fold {
 	f := newFold(w.cfg.WriteMode)
+	f.deletes = w.cfg.TombstoneDelete && w.cfg.EffectivelyOnce
 	kept := ks.recs[:0]
 	stop := false
 	size := 0 // estimated bytes of the fold's records
@@ -607,6 +614,17 @@ func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordI
 		SendKey:            w.cfg.SendKey,
 	})
 	pol := &sc.pols[len(sc.pols)-1]
+	if f.isDelete() {
+		if !ks.exists {
+			return nil // nothing to delete
+		}
+		// Only the record as read: a record another writer changed
+		// meanwhile is read again first, as for any write.
+		return as.NewBatchDelete(&as.BatchDeletePolicy{
+			GenerationPolicy: as.EXPECT_GEN_EQUAL, Generation: ks.gen,
+			CommitLevel: as.COMMIT_ALL, SendKey: w.cfg.SendKey,
+		}, ks.key)
+	}
 	clearing := f.isClear()
 	start := len(sc.ops)
 	sc.ops = f.appendOps(sc.ops, &sc.arena, w.mapPol, clearing, w.cfg.EffectivelyOnce && !ks.exists)
