@@ -22,7 +22,9 @@ import (
 // partitions × perPartition records over nKeys keys. In list_append mode
 // every record appends its tag "<p>:<o>" to bin "l" (every third record as
 // a list of the tag and a copy "<p>:<o>+"); in map_increment mode it adds
-// an amount to the counter of item "i<n>" in map bin "qty".
+// an amount to the counter of item "i<n>" in map bin "qty"; in map_put mode
+// it puts its tag under the partition's item "p<p>" of map bin "note", so
+// the last offset of each partition must win.
 type cdtStream struct {
 	mode string
 	recs map[int32][]*sdk.SinkRecord
@@ -30,11 +32,13 @@ type cdtStream struct {
 	tags map[string]map[int32][]string
 	// sums: key → item → expected counter.
 	sums map[string]map[string]int64
+	// notes: key → item → expected map_put value.
+	notes map[string]map[string]string
 }
 
 func newCDTStream(mode string, partitions, perPartition, nKeys int, seed uint64) *cdtStream {
 	r := rand.New(rand.NewPCG(seed, 3))
-	s := &cdtStream{mode: mode, recs: map[int32][]*sdk.SinkRecord{}, tags: map[string]map[int32][]string{}, sums: map[string]map[string]int64{}}
+	s := &cdtStream{mode: mode, recs: map[int32][]*sdk.SinkRecord{}, tags: map[string]map[int32][]string{}, sums: map[string]map[string]int64{}, notes: map[string]map[string]string{}}
 	for p := int32(0); p < int32(partitions); p++ {
 		for o := int64(0); o < int64(perPartition); o++ {
 			k := keyName(r.IntN(nKeys))
@@ -60,6 +64,13 @@ func newCDTStream(mode string, partitions, perPartition, nKeys int, seed uint64)
 					s.sums[k] = map[string]int64{}
 				}
 				s.sums[k][item] += amt
+			case ModeMapPut:
+				item, tag := fmt.Sprintf("p%d", p), fmt.Sprintf("%d:%d", p, o)
+				v = map[string]any{"item": item, "note": tag}
+				if s.notes[k] == nil {
+					s.notes[k] = map[string]string{}
+				}
+				s.notes[k][item] = tag
 			}
 			s.recs[p] = append(s.recs[p], rec("cdt", p, o, k, v))
 		}
@@ -69,7 +80,7 @@ func newCDTStream(mode string, partitions, perPartition, nKeys int, seed uint64)
 
 func (s *cdtStream) props(srv *aerofake.Server, kv ...string) map[string]string {
 	kv = append([]string{KeyWriteMode, s.mode}, kv...)
-	if s.mode == ModeMapIncrement {
+	if s.mode == ModeMapIncrement || s.mode == ModeMapPut {
 		kv = append(kv, KeyMapKeyField, "item")
 	}
 	return baseProps(srv, kv...)
@@ -131,9 +142,22 @@ func (s *cdtStream) check(t *testing.T, srv *aerofake.Server) {
 			t.Errorf("key %s: the map key field was written as a bin", k)
 		}
 	}
+	for k, items := range s.notes {
+		r := stored(t, srv, "s", k)
+		if r == nil {
+			t.Fatalf("key %s missing", k)
+		}
+		want := map[any]any{}
+		for item, tag := range items {
+			want[item] = tag
+		}
+		if got := r.Bins["note"]; !reflect.DeepEqual(got, want) {
+			t.Errorf("key %s: note = %v, want %v", k, got, want)
+		}
+	}
 }
 
-var cdtReplayModes = []string{ModeListAppend, ModeMapIncrement}
+var cdtReplayModes = []string{ModeListAppend, ModeMapPut, ModeMapIncrement}
 
 // Batches delivered again (a consumer's redelivery after a crash before a
 // commit) append and count nothing twice.
@@ -239,6 +263,20 @@ func TestCDTModesZombieWriteLoses(t *testing.T) {
 			want: map[string]map[string]any{
 				"a": {"qty": map[any]any{"i1": int64(105), "i2": int64(1)}, "note": map[any]any{"i2": "n"}},
 				"b": {"qty": map[any]any{"i1": int64(7)}},
+			},
+		},
+		{
+			mode:  ModeMapPut,
+			props: []string{KeyMapKeyField, "item"},
+			batch: []*sdk.SinkRecord{
+				rec("t", 0, 0, "a", map[string]any{"item": "i1", "v": "x"}),
+				rec("t", 0, 1, "b", map[string]any{"item": "i1", "v": "y"}),
+				rec("t", 0, 2, "a", map[string]any{"item": "i2", "v": "z"}),
+			},
+			first: rec("t", 1, 0, "a", map[string]any{"item": "i0", "v": "first"}),
+			want: map[string]map[string]any{
+				"a": {"v": map[any]any{"i0": "first", "i1": "x", "i2": "z"}},
+				"b": {"v": map[any]any{"i1": "y"}},
 			},
 		},
 	}
