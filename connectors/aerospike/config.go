@@ -44,7 +44,10 @@ const (
 	KeyBinsExclude    = "bins.exclude"
 	KeyBinsRename     = "bins.rename"
 	KeyWriteMode      = "write.mode"
+	KeyMapKeyField    = "map.key.field"
+	KeyTombstone      = "tombstone.behavior"
 	KeyTTL            = "ttl"
+	KeyTTLField       = "ttl.field"
 	KeyPositionsBin   = "positions.bin"
 	KeyEffectivelyOne = "effectively.once"
 	KeyRetryAttempts  = "retry.max.attempts"
@@ -59,6 +62,35 @@ const (
 	ModeReplace   = "replace"
 	ModeUpdate    = "update"
 	ModeIncrement = "increment"
+	// ModeListAppend appends each field's value (or each element of a
+	// list value) to the list bin of the field.
+	ModeListAppend = "list_append"
+	// ModeMapPut puts each field's value into the map bin of the field,
+	// under the map key taken from map.key.field.
+	ModeMapPut = "map_put"
+	// ModeMapIncrement is ModeMapPut with numeric fields added to the
+	// map entry (a counter per map key) instead of replacing it.
+	ModeMapIncrement = "map_increment"
+)
+
+// cdtMode reports whether a write mode writes through list or map
+// operations on the bins rather than whole bin values.
+func cdtMode(mode string) bool {
+	return mode == ModeListAppend || mode == ModeMapPut || mode == ModeMapIncrement
+}
+
+// replayUnsafe reports whether applying a record twice changes the
+// result, so that the mode needs the effectively-once protocol.
+func replayUnsafe(mode string) bool {
+	return mode == ModeIncrement || mode == ModeListAppend || mode == ModeMapIncrement
+}
+
+// Values of tombstone.behavior.
+const (
+	// TombstoneClear leaves a record holding only the positions bin.
+	TombstoneClear = "clear"
+	// TombstoneDelete deletes the record, positions bin included.
+	TombstoneDelete = "delete"
 )
 
 // Values of key.source.
@@ -74,6 +106,9 @@ const (
 	KeyTypeString  = "string"
 	KeyTypeInteger = "integer"
 	KeyTypeBytes   = "bytes"
+	// KeyTypeDigest takes the key as the record's 20-byte RIPEMD-160
+	// digest instead of a user key to hash.
+	KeyTypeDigest = "digest"
 )
 
 // TopicPlaceholder in aerospike.set is replaced by the record's topic.
@@ -158,10 +193,10 @@ func configDef() *configdef.Def {
 
 	def(configdef.Key{Name: KeyNamespace, Type: configdef.String, Required: true, Importance: configdef.High, Group: groupTarget,
 		DisplayName: "Namespace", Validator: nameValidator{what: "namespace", max: maxNamespace},
-		Documentation: "Aerospike namespace records are written to. It must exist on the cluster."})
+		Documentation: "Aerospike namespace records are written to. It must exist on the cluster. ${value.<field>} takes it from a value field of each record (dots address nested fields), ${header.<name>} from a header; a record naming a namespace the cluster does not have is reported."})
 	def(configdef.Key{Name: KeySet, Type: configdef.String, Default: TopicPlaceholder, Importance: configdef.High, Group: groupTarget,
 		DisplayName: "Set", Validator: setValidator{},
-		Documentation: "Set records are written to: a fixed name, " + TopicPlaceholder + " for the record's topic (after transforms), or empty for the namespace's null set. At most 63 bytes after substitution."})
+		Documentation: "Set records are written to: a fixed name, " + TopicPlaceholder + " for the record's topic (after transforms), ${value.<field>} for a value field of each record, ${header.<name>} for a header, or empty for the namespace's null set. At most 63 bytes after substitution."})
 	def(configdef.Key{Name: KeyKeySource, Type: configdef.String, Default: KeySourceRecordKey, Importance: configdef.High, Group: groupTarget,
 		DisplayName: "Key source", Validator: configdef.OneOf(KeySourceRecordKey, KeySourceValueField, KeySourceHeader),
 		Dependents:    []string{KeyKeyField, KeyKeyHeader},
@@ -171,8 +206,8 @@ func configDef() *configdef.Def {
 	def(configdef.Key{Name: KeyKeyHeader, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupTarget,
 		DisplayName: "Key header", Documentation: "Header holding the key when key.source=header; its bytes are the key."})
 	def(configdef.Key{Name: KeyKeyType, Type: configdef.String, Default: KeyTypeAuto, Importance: configdef.Medium, Group: groupTarget,
-		DisplayName: "Key type", Validator: configdef.OneOf(KeyTypeAuto, KeyTypeString, KeyTypeInteger, KeyTypeBytes),
-		Documentation: "Type of the Aerospike user key, which is part of the record digest: auto (integers stay integers, text is a string, bytes a blob), string, integer or bytes."})
+		DisplayName: "Key type", Validator: configdef.OneOf(KeyTypeAuto, KeyTypeString, KeyTypeInteger, KeyTypeBytes, KeyTypeDigest),
+		Documentation: "Type of the Aerospike user key, which is part of the record digest: auto (integers stay integers, text is a string, bytes a blob), string, integer or bytes. digest: the key is the record's 20-byte RIPEMD-160 digest itself (bytes, 40 hex digits or base64), used as it is instead of being computed from a user key; send.key cannot be used with it."})
 	def(configdef.Key{Name: KeySendKey, Type: configdef.Boolean, Default: false, Importance: configdef.Low, Group: groupTarget,
 		DisplayName: "Store key", Documentation: "Store the user key with the record (Aerospike send-key), so scans return it."})
 
@@ -187,11 +222,19 @@ func configDef() *configdef.Def {
 		Documentation: "field:bin pairs, comma-separated, naming the bin a field is written to. Bin names are at most 15 bytes."})
 
 	def(configdef.Key{Name: KeyWriteMode, Type: configdef.String, Default: ModeUpdate, Importance: configdef.High, Group: groupWrite,
-		DisplayName: "Write mode", Validator: configdef.OneOf(ModeReplace, ModeUpdate, ModeIncrement),
-		Documentation: "replace: the record's bins become exactly the value's fields. update: the value's fields are written over the existing bins (null deletes a bin). increment: numeric fields are added to the bins (counters), other fields are written as in update."})
+		DisplayName: "Write mode", Validator: configdef.OneOf(ModeReplace, ModeUpdate, ModeIncrement, ModeListAppend, ModeMapPut, ModeMapIncrement),
+		Dependents:    []string{KeyMapKeyField},
+		Documentation: "replace: the record's bins become exactly the value's fields. update: the value's fields are written over the existing bins (null deletes a bin). increment: numeric fields are added to the bins (counters), other fields are written as in update. list_append: each field's value is appended to the list bin of the field (a list value appends each of its elements). map_put: each field's value is put into the map bin of the field under the map key read from map.key.field (null removes the entry). map_increment: as map_put, but numeric fields are added to the map entry (a counter per map key). increment, list_append and map_increment need effectively.once=true."})
+	def(configdef.Key{Name: KeyMapKeyField, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "Map key field", Documentation: "Value field whose value (a string or an integer) is the map key that write.mode=map_put and map_increment write under; dots address nested fields (a.b). A top-level key field is not itself written as a bin."})
+	def(configdef.Key{Name: KeyTombstone, Type: configdef.String, Default: TombstoneClear, Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "Tombstone behavior", Validator: configdef.OneOf(TombstoneClear, TombstoneDelete),
+		Documentation: "What a record with a null value does. clear: the record's bins are removed but the record stays, holding only the positions bin, so a replayed older record is still recognised as applied. delete: the record is deleted (generation-checked), positions bin included: a replay of records older than the tombstone then applies them again and brings the record back. Without effectively.once tombstones always delete."})
 	def(configdef.Key{Name: KeyTTL, Type: configdef.Long, Default: int64(0), Importance: configdef.Medium, Group: groupWrite,
 		DisplayName: "TTL (s)", Validator: ttlValidator{},
 		Documentation: "Record time-to-live in seconds: 0 the namespace default, -1 never expire, -2 keep the record's current TTL, or 1..315360000. An expired record loses its positions bin, so only records whose TTL outlasts any possible replay keep the effectively-once guarantee."})
+	def(configdef.Key{Name: KeyTTLField, Type: configdef.String, Default: "", Importance: configdef.Medium, Group: groupWrite,
+		DisplayName: "TTL field", Documentation: "Value field holding each record's time-to-live in seconds (0 the namespace default, or 1..315360000), used instead of ttl; dots address nested fields. A record whose field is missing, not an integer or negative is reported. Tombstones keep the stored record's TTL. The field is also written as a bin unless excluded."})
 	def(configdef.Key{Name: KeyPositionsBin, Type: configdef.String, Default: "kafka_pos", Importance: configdef.Medium, Group: groupWrite,
 		DisplayName: "Positions bin", Validator: binNameValidator{},
 		Documentation: "Map bin holding, per source topic partition (\"<topic>-<partition>\"), the last Kafka offset applied to the record. It is what makes replays and zombie writes harmless; no value field may map to it."})
@@ -234,8 +277,12 @@ type Config struct {
 
 	Namespace string
 	// Set is the fixed set name, or a template containing TopicPlaceholder.
-	Set       string
-	KeySource string
+	Set string
+	// NamespaceSrc and SetSrc say where each record's namespace and set
+	// come from: the fields above, or a value field or header.
+	NamespaceSrc nameSource
+	SetSrc       nameSource
+	KeySource    string
 	// KeyField is the dotted path of the key field, split.
 	KeyField  []string
 	KeyHeader string
@@ -246,8 +293,14 @@ type Config struct {
 	Exclude map[string]bool
 	Rename  map[string]string
 
-	WriteMode       string
+	WriteMode string
+	// MapKeyField is the dotted path of map.key.field, split.
+	MapKeyField []string
+	// TombstoneDelete: tombstones delete the record (tombstone.behavior).
+	TombstoneDelete bool
 	TTL             int64
+	// TTLField is the dotted path of ttl.field, split; nil uses TTL.
+	TTLField        []string
 	PositionsBin    string
 	EffectivelyOnce bool
 
@@ -295,6 +348,7 @@ func configFromVals(vals map[string]any) *Config {
 		Exclude:         toSet(vals[KeyBinsExclude].([]string)),
 		Rename:          map[string]string{},
 		WriteMode:       vals[KeyWriteMode].(string),
+		TombstoneDelete: vals[KeyTombstone].(string) == TombstoneDelete,
 		TTL:             vals[KeyTTL].(int64),
 		PositionsBin:    vals[KeyPositionsBin].(string),
 		EffectivelyOnce: vals[KeyEffectivelyOne].(bool),
@@ -306,6 +360,14 @@ func configFromVals(vals map[string]any) *Config {
 	}
 	if f := vals[KeyKeyField].(string); f != "" {
 		c.KeyField = strings.Split(f, ".")
+	}
+	c.NamespaceSrc, _, _ = parseNameSource(c.Namespace)
+	c.SetSrc, _, _ = parseNameSource(c.Set)
+	if f := vals[KeyTTLField].(string); f != "" {
+		c.TTLField = strings.Split(f, ".")
+	}
+	if f := vals[KeyMapKeyField].(string); f != "" {
+		c.MapKeyField = strings.Split(f, ".")
 	}
 	if inc := vals[KeyBinsInclude].([]string); len(inc) > 0 {
 		c.Include = toSet(inc)
@@ -388,8 +450,20 @@ func crossCheck(vals map[string]any) []sdk.FieldError {
 		add(KeyKeyField, "key.field %q has an empty path element", f)
 	}
 	eo, _ := vals[KeyEffectivelyOne].(bool)
-	if str(KeyWriteMode) == ModeIncrement && !eo && vals[KeyEffectivelyOne] != nil {
-		add(KeyWriteMode, "write.mode=increment needs effectively.once=true: blind increments are applied again on every replay")
+	if mode := str(KeyWriteMode); replayUnsafe(mode) && !eo && vals[KeyEffectivelyOne] != nil {
+		add(KeyWriteMode, "write.mode=%s needs effectively.once=true: without it a replay applies the records again", mode)
+	}
+	switch mf := str(KeyMapKeyField); {
+	case (str(KeyWriteMode) == ModeMapPut || str(KeyWriteMode) == ModeMapIncrement) && mf == "":
+		add(KeyMapKeyField, "write.mode=%s needs map.key.field, the value field whose value is the map key", str(KeyWriteMode))
+	case mf != "" && slices.Contains(strings.Split(mf, "."), ""):
+		add(KeyMapKeyField, "map.key.field %q has an empty path element", mf)
+	}
+	if f := str(KeyTTLField); f != "" && slices.Contains(strings.Split(f, "."), "") {
+		add(KeyTTLField, "ttl.field %q has an empty path element", f)
+	}
+	if sk, _ := vals[KeySendKey].(bool); sk && str(KeyKeyType) == KeyTypeDigest {
+		add(KeySendKey, "key.type=digest has no user key to store; set send.key=false")
 	}
 	posBin := str(KeyPositionsBin)
 	renames, _ := vals[KeyBinsRename].([]string)
@@ -551,6 +625,11 @@ type nameValidator struct {
 
 func (n nameValidator) Validate(key string, v any) error {
 	s, _ := v.(string)
+	if _, dynamic, err := parseNameSource(s); err != nil {
+		return configdef.Invalid(key, s, err.Error())
+	} else if dynamic {
+		return nil
+	}
 	switch {
 	case s == "":
 		return configdef.Invalid(key, s, "the "+n.what+" must not be empty")
@@ -561,15 +640,22 @@ func (n nameValidator) Validate(key string, v any) error {
 	}
 	return nil
 }
-func (n nameValidator) String() string { return fmt.Sprintf("1 to %d bytes", n.max) }
+func (n nameValidator) String() string {
+	return fmt.Sprintf("1 to %d bytes, ${value.<field>} or ${header.<name>}", n.max)
+}
 
 type setValidator struct{}
 
 func (setValidator) Validate(key string, v any) error {
 	s, _ := v.(string)
+	if _, dynamic, err := parseNameSource(s); err != nil {
+		return configdef.Invalid(key, s, err.Error())
+	} else if dynamic {
+		return nil
+	}
 	switch {
-	case strings.Contains(s, "${") && !strings.Contains(s, TopicPlaceholder):
-		return configdef.Invalid(key, s, "the only placeholder is "+TopicPlaceholder)
+	case strings.Contains(strings.ReplaceAll(s, TopicPlaceholder, ""), "${"):
+		return configdef.Invalid(key, s, "placeholders are "+TopicPlaceholder+" (inside a name), or ${value.<field>} or ${header.<name>} (the whole value)")
 	case len(strings.ReplaceAll(s, TopicPlaceholder, "")) > maxSetName:
 		return configdef.Invalid(key, s, fmt.Sprintf("set names are at most %d bytes (longer than %d)", maxSetName, maxSetName))
 	case strings.ContainsAny(s, ":;\x00"):
@@ -577,7 +663,9 @@ func (setValidator) Validate(key string, v any) error {
 	}
 	return nil
 }
-func (setValidator) String() string { return "a set name, " + TopicPlaceholder + " or empty" }
+func (setValidator) String() string {
+	return "a set name, " + TopicPlaceholder + ", ${value.<field>}, ${header.<name>} or empty"
+}
 
 type binNameValidator struct{}
 

@@ -84,7 +84,7 @@ func TestValidate(t *testing.T) {
 		{name: "ttl too small", props: baseProps(srv, KeyTTL, "-3"), key: KeyTTL, message: "-2 (keep)"},
 		{name: "ttl too large", props: baseProps(srv, KeyTTL, "315360001"), key: KeyTTL, message: "315360000"},
 		{name: "ttl not a number", props: baseProps(srv, KeyTTL, "1h"), key: KeyTTL, message: "LONG"},
-		{name: "unknown set placeholder", props: baseProps(srv, KeySet, "${partition}"), key: KeySet, message: "only placeholder"},
+		{name: "unknown set placeholder", props: baseProps(srv, KeySet, "${partition}"), key: KeySet, message: "placeholders are ${topic}"},
 		{name: "set too long", props: baseProps(srv, KeySet, strings.Repeat("s", 64)), key: KeySet, message: "longer than 63"},
 		{name: "tls cert without key", props: baseProps(srv, KeyTLSEnabled, "true", KeyTLSCertFile, certFile), key: KeyTLSKeyFile, message: "set together"},
 		{name: "tls missing ca", props: baseProps(srv, KeyTLSEnabled, "true", KeyTLSCAFile, filepath.Join(dir, "nope.pem")), key: KeyTLSCAFile, message: "cannot read"},

@@ -97,7 +97,8 @@ func checkCluster(ctx context.Context, cfg *Config) []sdk.FieldError {
 		return []sdk.FieldError{{Key: KeyHosts, Message: fmt.Sprintf("cannot list namespaces of %s: %v", nodes[0].GetName(), err)}}
 	}
 	known := strings.Split(strings.TrimSpace(info["namespaces"]), ";")
-	if !slices.Contains(known, cfg.Namespace) {
+	// A namespace taken from each record is checked per record.
+	if !cfg.NamespaceSrc.dynamic() && !slices.Contains(known, cfg.Namespace) {
 		return []sdk.FieldError{{Key: KeyNamespace, Message: fmt.Sprintf("namespace %q does not exist on the cluster at %s (namespaces: %s)",
 			cfg.Namespace, hostsString(probe.Hosts), strings.Join(known, ", "))}}
 	}

@@ -15,7 +15,8 @@
 //  3. reads generation and positions bin of all keys in one batch read;
 //  4. drops every record whose offset is at or below the stored position of
 //     its partition (a replay, or a zombie task's duplicate) and folds the
-//     rest of a key's records into one write;
+//     rest of a key's records into one write (in the list and map modes
+//     the records keep their own list and map operations, in order);
 //  5. writes the keys in BatchOperate commands of at most batch.max.keys
 //     keys and batch.max.bytes estimated bytes: an existing record only if its
 //     generation is still the one read (EXPECT_GEN_EQUAL), with the new
@@ -26,9 +27,14 @@
 //     backoff); reports records the server rejects for good, with the
 //     result code, after isolating them from the rest of their key's run.
 //
+// The bin operations of a write ride on that one generation-checked
+// operate, so write modes that are not idempotent by nature (increment,
+// list_append, map_increment) are applied once per Kafka record too.
+//
 // A tombstone replaces the record's bins with the positions bin alone,
 // instead of deleting the record, so an older write replayed later is
-// still recognised as applied.
+// still recognised as applied. tombstone.behavior=delete deletes the record
+// (generation-checked) and gives that up: the positions go with it.
 //
 // Put is synchronous: when it returns nil, every record of the batch is
 // applied, known to be applied already, or reported. Flush therefore hands

@@ -14,7 +14,10 @@ import as "github.com/aerospike/aerospike-client-go/v7"
 // before it and the record goes into the next write.
 type fold struct {
 	mode string
-	recs []*mapped
+	// deletes: tombstones delete the record, so a tombstone is a run of
+	// its own (a delete carries no bins and no positions).
+	deletes bool
+	recs    []*mapped
 	// one is the run's only record while it has one: most keys appear once
 	// per batch, and their write is built straight from the record's bins
 	// without the maps below.
@@ -30,7 +33,15 @@ type fold struct {
 	order []string
 	// pos holds, per source partition, the highest offset in the run.
 	pos map[string]int64
+	// nops counts the bin operations of a list or map mode run, whose
+	// records each keep their own operations (see addCDT).
+	nops int
 }
+
+// maxFoldOps bounds the operations of one list or map mode write: the
+// wire format counts a command's operations in 16 bits, and one huge
+// operate would hold the record's lock on the server for long.
+const maxFoldOps = 4096
 
 func newFold(mode string) *fold {
 	return &fold{mode: mode, pos: make(map[string]int64, 1)}
@@ -48,7 +59,15 @@ func (f *fold) isClear() bool {
 // deletes the bin) or an add of the delta. Deleting is pointless when the
 // write replaces the bins (clearing) or creates the record (absent), and
 // an increment of a bin of an absent record is a put.
-func (f *fold) appendOps(ops []*as.Operation, arena *opArena, clearing, absent bool) []*as.Operation {
+func (f *fold) appendOps(ops []*as.Operation, arena *opArena, mapPol *as.MapPolicy, clearing, absent bool) []*as.Operation {
+	if cdtMode(f.mode) {
+		for _, m := range f.recs {
+			if !m.tombstone {
+				ops = appendCDTOps(ops, arena, mapPol, f.mode, m, absent)
+			}
+		}
+		return ops
+	}
 	op := func(name string, v any, inc bool) {
 		switch {
 		case inc && !absent:
@@ -85,6 +104,9 @@ func (f *fold) appendOps(ops []*as.Operation, arena *opArena, clearing, absent b
 
 func (f *fold) empty() bool { return len(f.recs) == 0 }
 
+// isDelete reports whether the write deletes the record.
+func (f *fold) isDelete() bool { return f.deletes && f.one != nil && f.one.tombstone }
+
 func (f *fold) touch(name string) {
 	_, s := f.sets[name]
 	_, i := f.incs[name]
@@ -103,6 +125,12 @@ func (f *fold) reset() {
 // add folds m onto the run. It reports false, leaving the fold unchanged,
 // when m cannot be combined with what the run already holds.
 func (f *fold) add(m *mapped) bool {
+	if f.deletes && len(f.recs) > 0 && (m.tombstone || f.recs[0].tombstone) {
+		return false
+	}
+	if cdtMode(f.mode) {
+		return f.addCDT(m)
+	}
 	if len(f.recs) == 0 {
 		f.one = m
 		f.accept(m)
@@ -244,4 +272,52 @@ func addNumbers(a, b any) any {
 		return x + b.(float64)
 	}
 	return b
+}
+
+// addCDT is add for the list and map modes. Their records are not merged:
+// each keeps its operations, in order, in the one write, so the write has
+// the effect of the records applied one by one, and a refusal by the
+// server (a bin of another type) refuses the whole write, after which the
+// writer applies the records singly to find the culprit. A tombstone is
+// written alone, neither folded onto records nor they onto it.
+func (f *fold) addCDT(m *mapped) bool {
+	if len(f.recs) > 0 {
+		if m.tombstone || f.recs[0].tombstone || f.nops+len(m.bins) > maxFoldOps {
+			return false
+		}
+		f.one = nil
+	} else {
+		f.one = m
+	}
+	f.nops += len(m.bins)
+	f.accept(m)
+	return true
+}
+
+// appendCDTOps appends the list or map operations of one record. A null
+// field (map modes) removes the map entry; there is nothing to remove from
+// a record that does not exist yet.
+func appendCDTOps(ops []*as.Operation, arena *opArena, mapPol *as.MapPolicy, mode string, m *mapped, absent bool) []*as.Operation {
+	for _, b := range m.bins {
+		switch {
+		case mode == ModeListAppend:
+			if l, ok := b.value.([]any); ok {
+				if len(l) > 0 {
+					// One element appends it; several append them as items.
+					ops = append(ops, arena.add(*as.ListAppendOp(b.name, l...)))
+				}
+				continue
+			}
+			ops = append(ops, arena.add(*as.ListAppendOp(b.name, b.value)))
+		case b.value == nil:
+			if !absent {
+				ops = append(ops, arena.add(*as.MapRemoveByKeyOp(b.name, m.mapKey, as.MapReturnType.NONE)))
+			}
+		case mode == ModeMapIncrement && isNumber(b.value):
+			ops = append(ops, arena.add(*as.MapIncrementOp(mapPol, b.name, m.mapKey, b.value)))
+		default:
+			ops = append(ops, arena.add(*as.MapPutOp(mapPol, b.name, m.mapKey, b.value)))
+		}
+	}
+	return ops
 }

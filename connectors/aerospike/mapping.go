@@ -43,8 +43,13 @@ type mapped struct {
 	offset    int64
 	tombstone bool
 	bins      []bin // in the value's field order (a Go map's: unordered)
+	// mapKey is the map key the bins are written under in map_put and
+	// map_increment modes (string or int64).
+	mapKey any
 	// size estimates the bytes the record adds to a batch write (recordSize).
 	size int
+	// ttl is the record's TTL from ttl.field (not for tombstones).
+	ttl uint32
 }
 
 // mapper turns sink records into keys and bins according to the config.
@@ -56,37 +61,52 @@ type mapper struct {
 	// keys caches Aerospike keys: a key's digest is a RIPEMD-160 hash and
 	// the same keys come back batch after batch (counters, entities).
 	keys map[keyCacheKey]*as.Key
+	// namespaces checks namespaces taken from records; nil skips the check.
+	namespaces *namespaceCache
 }
 
 // keyCacheSize bounds the key cache; when full it starts over.
 const keyCacheSize = 1 << 16
 
 type keyCacheKey struct {
+	ns  string
 	set string
 	str string
 	num int64
-	typ byte // 's' string, 'i' integer
+	typ byte // 's' string, 'i' integer, 'd' digest (in str)
 }
 
 func newMapper(cfg *Config) *mapper {
 	return &mapper{cfg: cfg, posKeys: map[sdk.TopicPartition]string{}, keys: map[keyCacheKey]*as.Key{}}
 }
 
-// key returns the Aerospike key of a user key in set.
-func (m *mapper) key(set string, userKey any) (*as.Key, error) {
+// key returns the Aerospike key of a user key (or, with key.type=digest,
+// of a digest) in ns and set.
+func (m *mapper) key(ns, set string, userKey any) (*as.Key, error) {
 	var ck keyCacheKey
+	digest := m.cfg.KeyType == KeyTypeDigest
 	switch k := userKey.(type) {
 	case string:
-		ck = keyCacheKey{set: set, str: k, typ: 's'}
+		ck = keyCacheKey{ns: ns, set: set, str: k, typ: 's'}
 	case int64:
-		ck = keyCacheKey{set: set, num: k, typ: 'i'}
+		ck = keyCacheKey{ns: ns, set: set, num: k, typ: 'i'}
+	case []byte:
+		if digest {
+			ck = keyCacheKey{ns: ns, set: set, str: string(k), typ: 'd'}
+		}
 	}
 	if ck.typ != 0 {
 		if k, ok := m.keys[ck]; ok {
 			return k, nil
 		}
 	}
-	k, err := as.NewKey(m.cfg.Namespace, set, userKey)
+	var k *as.Key
+	var err error
+	if digest {
+		k, err = as.NewKeyWithDigest(ns, set, nil, userKey.([]byte))
+	} else {
+		k, err = as.NewKey(ns, set, userKey)
+	}
 	if err != nil {
 		return nil, mappingErr("cannot build key %v: %v", userKey, err)
 	}
@@ -117,6 +137,10 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 		pos:    m.posKey(rec.OriginalTopicPartition()),
 		offset: rec.OriginalOffset,
 	}
+	ns, err := m.namespace(rec)
+	if err != nil {
+		return err
+	}
 	set, err := m.setName(rec)
 	if err != nil {
 		return err
@@ -125,7 +149,7 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	if err != nil {
 		return err
 	}
-	k, err := m.key(set, userKey)
+	k, err := m.key(ns, set, userKey)
 	if err != nil {
 		return err
 	}
@@ -139,8 +163,25 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	if err != nil {
 		return err
 	}
+	if m.cfg.TTLField != nil {
+		if out.ttl, err = ttlOf(fields, m.cfg.TTLField); err != nil {
+			return err
+		}
+	}
+	keyField := "" // a top-level map key field, which is not a bin
+	if m.cfg.WriteMode == ModeMapPut || m.cfg.WriteMode == ModeMapIncrement {
+		if out.mapKey, err = mapKeyOf(fields, m.cfg.MapKeyField); err != nil {
+			return err
+		}
+		if len(m.cfg.MapKeyField) == 1 {
+			keyField = m.cfg.MapKeyField[0]
+		}
+	}
 	start := len(*arena)
 	for name, v := range fields {
+		if keyField != "" && name == keyField {
+			continue
+		}
 		if m.cfg.Include != nil && !m.cfg.Include[name] {
 			continue
 		}
@@ -164,6 +205,11 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 		if err != nil {
 			return mappingErr("field %q: %v", name, err)
 		}
+		if m.cfg.WriteMode == ModeListAppend {
+			if err := appendable(bv); err != nil {
+				return mappingErr("field %q: %v", name, err)
+			}
+		}
 		*arena = append(*arena, bin{name: binName, value: bv})
 	}
 	out.bins = (*arena)[start:len(*arena):len(*arena)]
@@ -181,7 +227,91 @@ func (m *mapper) mapRecord(rec *sdk.SinkRecord, index int, out *mapped, arena *[
 	return nil
 }
 
+// mapKeyOf reads the map key of map_put and map_increment modes from the
+// value field at path. Aerospike map keys may be strings, integers or
+// blobs; JSON has no blobs, and other types are refused here rather than
+// by the server, so the record is reported before anything is written.
+func mapKeyOf(fields map[string]any, path []string) (any, error) {
+	where := "map key field " + strconv.Quote(strings.Join(path, "."))
+	raw, ok := lookupPath(fields, path)
+	if !ok {
+		return nil, mappingErr("%s is missing", where)
+	}
+	v, err := binValue(raw)
+	if err != nil {
+		return nil, mappingErr("%s: %v", where, err)
+	}
+	switch k := v.(type) {
+	case nil:
+		return nil, mappingErr("%s is null; map keys must be strings or integers", where)
+	case string, int64:
+		return k, nil
+	}
+	return nil, mappingErr("%s has type %s; map keys must be strings or integers", where, kindOf(v))
+}
+
+// appendable checks a list_append value: null cannot be appended, neither
+// as the field's value nor as an element of a list value, so a record that
+// holds one is reported instead of writing part of it.
+func appendable(v any) error {
+	if v == nil {
+		return errors.New("null cannot be appended to a list (exclude the field, or drop nulls with a transform)")
+	}
+	if l, ok := v.([]any); ok {
+		for i, e := range l {
+			if e == nil {
+				return fmt.Errorf("element %d is null, which cannot be appended to a list", i)
+			}
+		}
+	}
+	return nil
+}
+
+// kindOf names a normalized value's type as the JSON a user sent.
+func kindOf(v any) string {
+	switch v.(type) {
+	case bool:
+		return "boolean"
+	case float64:
+		return "non-integer number"
+	case []any:
+		return "array"
+	case map[string]any, map[any]any:
+		return "object"
+	case []byte:
+		return "bytes"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// namespace returns the record's namespace. One taken from the record is
+// checked against the cluster's namespaces: the client fails a whole batch
+// command for a namespace the cluster does not have, so such a record is
+// reported instead. The error is retriable when the cluster cannot say.
+func (m *mapper) namespace(rec *sdk.SinkRecord) (string, error) {
+	src := m.cfg.NamespaceSrc
+	if !src.dynamic() {
+		return m.cfg.Namespace, nil
+	}
+	ns, err := resolveName(rec, src, "namespace", maxNamespace)
+	if err != nil {
+		return "", err
+	}
+	if m.namespaces != nil {
+		if err := m.namespaces.check(ns); err != nil {
+			if errors.Is(err, ErrMapping) {
+				return "", fmt.Errorf("%w (from %s)", err, src.where())
+			}
+			return "", err
+		}
+	}
+	return ns, nil
+}
+
 func (m *mapper) setName(rec *sdk.SinkRecord) (string, error) {
+	if m.cfg.SetSrc.dynamic() {
+		return resolveName(rec, m.cfg.SetSrc, "set", maxSetName)
+	}
 	set := m.cfg.Set
 	if strings.Contains(set, TopicPlaceholder) {
 		set = strings.ReplaceAll(set, TopicPlaceholder, rec.Topic)
@@ -216,22 +346,23 @@ func (m *mapper) userKey(rec *sdk.SinkRecord) (any, error) {
 		raw = v
 	case KeySourceHeader:
 		where = "header " + strconv.Quote(m.cfg.KeyHeader)
-		found := false
-		for i := len(rec.Headers) - 1; i >= 0; i-- {
-			if rec.Headers[i].Key == m.cfg.KeyHeader {
-				if rec.Headers[i].Value != nil {
-					raw = string(rec.Headers[i].Value)
-				}
-				found = true
-				break
-			}
-		}
+		v, found := headerValue(rec, m.cfg.KeyHeader)
 		if !found {
 			return nil, mappingErr("%s is missing", where)
+		}
+		switch {
+		case v == nil:
+		case m.cfg.KeyType == KeyTypeDigest:
+			raw = v // digest bytes as sent
+		default:
+			raw = string(v)
 		}
 	default:
 		where = "record key"
 		raw = rec.Key
+	}
+	if m.cfg.KeyType == KeyTypeDigest {
+		return digestOf(raw, where)
 	}
 	return convertKey(raw, m.cfg.KeyType, where)
 }

@@ -180,21 +180,24 @@ func mapOne(m *mapper, r *sdk.SinkRecord) (*mapped, error) {
 // bounded.
 func TestKeyCacheBounded(t *testing.T) {
 	m := testMapper(t)
-	a, err := m.key("s", "x")
+	a, err := m.key("test", "s", "x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := m.key("s", "x"); b != a {
+	if b, _ := m.key("test", "s", "x"); b != a {
 		t.Fatal("cached key not reused")
 	}
-	if c, _ := m.key("other", "x"); c == a || string(c.Digest()) == string(a.Digest()) {
+	if c, _ := m.key("test", "other", "x"); c == a || string(c.Digest()) == string(a.Digest()) {
 		t.Fatal("a key of another set came from the cache")
 	}
-	if d, _ := m.key("s", int64(7)); d.Value().GetObject() != int64(7) {
+	if e, _ := m.key("bar", "s", "x"); e == a || e.Namespace() != "bar" {
+		t.Fatal("a key of another namespace came from the cache")
+	}
+	if d, _ := m.key("test", "s", int64(7)); d.Value().GetObject() != int64(7) {
 		t.Fatal("integer key wrong")
 	}
 	for i := range keyCacheSize + 10 {
-		if _, err := m.key("s", int64(i)); err != nil {
+		if _, err := m.key("test", "s", int64(i)); err != nil {
 			t.Fatal(err)
 		}
 	}

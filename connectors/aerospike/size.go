@@ -27,6 +27,9 @@ func recordSize(m *mapped) int {
 	n := posEntryOverhead + len(m.pos)
 	for _, b := range m.bins {
 		n += opOverhead + len(b.name) + valueSize(b.value)
+		if m.mapKey != nil {
+			n += msgpackHeader + elemSize(m.mapKey)
+		}
 	}
 	return n
 }

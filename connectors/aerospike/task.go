@@ -58,6 +58,9 @@ func (t *SinkTask) Start(ctx context.Context, tctx sdk.SinkTaskContext, props ma
 	}
 	t.client = client
 	t.mapper = newMapper(cfg)
+	if cfg.NamespaceSrc.dynamic() {
+		t.mapper.namespaces = &namespaceCache{list: func() ([]string, error) { return listNamespaces(client, cfg.TotalTimeout) }}
+	}
 	t.w = newWriter(cfg, client, m, t.log, tctx.ReportError)
 	t.committable = map[sdk.TopicPartition]int64{}
 	t.log.Info("aerospike sink task started", "hosts", hostsString(cfg.Hosts), "namespace", cfg.Namespace,
@@ -134,6 +137,9 @@ func (t *SinkTask) Put(ctx context.Context, records []*sdk.SinkRecord) error {
 	for i, rec := range records {
 		mr := &store[i]
 		if err := t.mapper.mapRecord(rec, i, mr, &arena); err != nil {
+			if !errors.Is(err, ErrMapping) {
+				return err // the cluster could not be asked (retriable)
+			}
 			t.m.errors.WithLabelValues(labelBadMapping).Inc()
 			t.tctx.ReportError(rec, fmt.Errorf("record %s-%d@%d: %w", rec.OriginalTopic, rec.OriginalPartition, rec.OriginalOffset, err))
 			continue
@@ -186,4 +192,19 @@ func fieldErrors(errs []sdk.FieldError) error {
 		es[i] = fmt.Errorf("%s: %s", e.Key, e.Message)
 	}
 	return fmt.Errorf("aerospike sink: invalid configuration: %w", errors.Join(es...))
+}
+
+// listNamespaces asks a node of the cluster for its namespaces.
+func listNamespaces(client *as.Client, timeout time.Duration) ([]string, error) {
+	nodes := client.GetNodes()
+	if len(nodes) == 0 {
+		return nil, errors.New("the cluster has no active node")
+	}
+	ip := as.NewInfoPolicy()
+	ip.Timeout = timeout
+	info, err := nodes[0].RequestInfo(ip, "namespaces")
+	if err != nil {
+		return nil, fmt.Errorf("info namespaces from %s: %w", nodes[0].GetName(), err)
+	}
+	return strings.Split(strings.TrimSpace(info["namespaces"]), ";"), nil
 }

@@ -107,7 +107,10 @@ func (ks *keyState) String() string {
 }
 
 func keyString(k *as.Key) string {
-	return fmt.Sprintf("%s/%s/%v", k.Namespace(), k.SetName(), k.Value())
+	if v := k.Value(); v != nil && v.GetObject() != nil {
+		return fmt.Sprintf("%s/%s/%v", k.Namespace(), k.SetName(), v)
+	}
+	return fmt.Sprintf("%s/%s/digest:%x", k.Namespace(), k.SetName(), k.Digest())
 }
 
 // apply writes the records (already mapped, in batch order). It returns
@@ -455,6 +458,12 @@ func (w *writer) writeRound(pending []*keyState) (troubled, split bool, err erro
 		case classOK:
 			w.m.written.Add(float64(len(f.recs)))
 			ks.recs = ks.recs[len(f.recs):]
+			if f.isDelete() {
+				// Gone, positions and all: the next records of the key
+				// create it again.
+				ks.known, ks.exists, ks.gen, ks.pos = true, false, 0, nil
+				continue
+			}
 			if w.cfg.EffectivelyOnce {
 				ks.exists = true
 				if br.Record != nil {
@@ -526,6 +535,7 @@ func (w *writer) tooBig(ks *keyState) {
 // the rest (one record in single mode). nil means nothing to write.
 func (w *writer) buildFold(ks *keyState) *fold {
 	f := newFold(w.cfg.WriteMode)
+	f.deletes = w.cfg.TombstoneDelete && w.cfg.EffectivelyOnce
 	kept := ks.recs[:0]
 	stop := false
 	size := 0 // estimated bytes of the fold's records
@@ -600,13 +610,24 @@ func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordI
 		RecordExistsAction: as.UPDATE,
 		GenerationPolicy:   as.NONE,
 		CommitLevel:        as.COMMIT_ALL,
-		Expiration:         w.cfg.ttlSeconds(),
+		Expiration:         w.ttl(f),
 		SendKey:            w.cfg.SendKey,
 	})
 	pol := &sc.pols[len(sc.pols)-1]
+	if f.isDelete() {
+		if !ks.exists {
+			return nil // nothing to delete
+		}
+		// Only the record as read: a record another writer changed
+		// meanwhile is read again first, as for any write.
+		return as.NewBatchDelete(&as.BatchDeletePolicy{
+			GenerationPolicy: as.EXPECT_GEN_EQUAL, Generation: ks.gen,
+			CommitLevel: as.COMMIT_ALL, SendKey: w.cfg.SendKey,
+		}, ks.key)
+	}
 	clearing := f.isClear()
 	start := len(sc.ops)
-	sc.ops = f.appendOps(sc.ops, &sc.arena, clearing, w.cfg.EffectivelyOnce && !ks.exists)
+	sc.ops = f.appendOps(sc.ops, &sc.arena, w.mapPol, clearing, w.cfg.EffectivelyOnce && !ks.exists)
 	if !w.cfg.EffectivelyOnce {
 		n := len(sc.ops) - start
 		switch {
@@ -640,6 +661,21 @@ func (w *writer) buildRow(ks *keyState, f *fold, sc *rowScratch) as.BatchRecordI
 		sc.ops = append(sc.ops, as.MapPutItemsOp(w.mapPol, w.cfg.PositionsBin, posMap(nil, f.pos)))
 	}
 	return as.NewBatchWrite(pol, ks.key, sc.ops[start:len(sc.ops):len(sc.ops)]...)
+}
+
+// ttl is the expiration of a fold's write: the ttl key, or with ttl.field
+// the TTL of the run's last record that has a value, as applying the
+// records one by one leaves it. A run of tombstones keeps the stored TTL.
+func (w *writer) ttl(f *fold) uint32 {
+	if w.cfg.TTLField == nil {
+		return w.cfg.ttlSeconds()
+	}
+	for i := len(f.recs) - 1; i >= 0; i-- {
+		if !f.recs[i].tombstone {
+			return f.recs[i].ttl
+		}
+	}
+	return as.TTLDontUpdate
 }
 
 func posMap(stored positions, run map[string]int64) map[any]any {

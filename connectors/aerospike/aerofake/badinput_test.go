@@ -81,7 +81,7 @@ func TestBadMessagesAnswerAndKeepConnection(t *testing.T) {
 			opBytes(4, 4, "m", []byte{0x00, 0x43, 0x93, 0xc1})}), 4},
 		"cdt context": {3, msgBody(0, 0x81, 0, 0, 0, kf, [][]byte{
 			opBytes(4, 4, "m", []byte{0x93, 0xcc, 0xff, 0x90, 0x91, 0x43})}), 16},
-		"list op":           {3, msgBody(0, 0x81, 0, 0, 0, kf, [][]byte{opBytes(4, 4, "l", []byte{0x00, 0x01, 0x91, 0x01})}), 16},
+		"list op":           {3, msgBody(0, 0x81, 0, 0, 0, kf, [][]byte{opBytes(4, 4, "l", []byte{0x00, 0x03, 0x92, 0x00, 0x01})}), 16}, // list insert: only append is modelled
 		"udf field":         {3, msgBody(0, 1, 0, 0, 0, append(kf, fieldBytes(30, []byte("pkg"))), [][]byte{opBytes(2, 1, "v", int64Bytes(1))}), 16},
 		"filter expression": {3, msgBody(0x03, 0, 0, 0, 0, append(kf, fieldBytes(43, []byte{0xc3})), nil), 16},
 		"bits op":           {3, msgBody(0, 1, 0, 0, 0, kf, [][]byte{opBytes(13, 4, "b", []byte{0})}), 16},

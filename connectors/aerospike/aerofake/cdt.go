@@ -527,7 +527,7 @@ func cdtModify(bins []bin, idx int, o *op, scr *scratch) ([]bin, opResult, Resul
 		return bins, res, rc
 	}
 	if c.opcode < 64 {
-		return bins, res, UnsupportedFeature // list operations
+		return listModify(bins, idx, o, c, scr)
 	}
 	if !isMapModify(c.opcode) {
 		return bins, res, ParameterError

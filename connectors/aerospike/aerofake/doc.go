@@ -32,6 +32,9 @@
 //     DELETE_ALL. Like CE, it stores every map with its keys sorted, nested
 //     maps too, whatever the order they were sent in, and answers KEY_VALUE
 //     with key-ordered pairs ([]MapPair in the Go client);
+//   - list append and append items on unordered top-level list bins (what
+//     the sink's list_append mode sends), answering the new size, creating
+//     a missing bin and refusing a bin of another type with BIN_TYPE_ERROR;
 //   - the namespace's max-record-size (Config.MaxRecordSize, default 1 MiB)
 //     checked against the record's stored size computed as CE 8.1 computes
 //     it, so the largest record accepted is the real server's to the byte;
@@ -51,7 +54,7 @@
 //
 // It must not be used as a database: no persistence, no eviction, no
 // replication, no secondary indexes, no UDFs, no filter expressions, no
-// list/bit/HLL operations, no nested CDT contexts, no map rank operations,
+// other list operations, no bit/HLL operations, no nested CDT contexts, no map rank operations,
 // no compression (these answer UNSUPPORTED_FEATURE, INDEX_NOTFOUND or
 // ENTERPRISE_ONLY, as a CE server without the feature would). Read-touch TTL
 // (ReadTouchTTLPercent) is ignored. It must never panic or corrupt one
