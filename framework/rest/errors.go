@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/connectd/connectd/framework/herder"
@@ -79,12 +78,10 @@ func writeErr(w http.ResponseWriter, err error) {
 		if after <= 0 {
 			after = DefaultRetryAfter
 		}
-		msg := rb.Msg
-		if !strings.Contains(strings.ToLower(msg), "rebalanc") {
-			msg += " (a rebalance is in progress; retry later)"
-		}
+		// The herder's messages say why (a rebalance, start-up, shutdown,
+		// a busy worker); Retry-After says when to try again.
 		setRetryAfter(w, after)
-		writeError(w, http.StatusConflict, msg)
+		writeError(w, http.StatusConflict, rb.Msg)
 	case errors.As(err, &te):
 		after := te.RetryAfter
 		if after <= 0 {
