@@ -181,7 +181,9 @@ func TestZombiePluginSIGSTOP(t *testing.T) {
 
 	// Slow reads make the zombie spend most of a put between reading the
 	// positions and writing, where a freeze hurts most.
-	srv.SetLatency(aerofake.OpRead, 2*time.Millisecond)
+	if f := fakeOnly(t, srv, "slowed reads; the cluster's own latency stands in"); f != nil {
+		f.SetLatency(aerofake.OpRead, 2*time.Millisecond)
+	}
 	var zombieAt atomic.Int64
 	zombieDone := make(chan error, 1)
 	go func() {
