@@ -113,10 +113,7 @@ func TestRawParameterErrors(t *testing.T) {
 		"unknown op":       msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(99, 1, "a", int64Bytes(1))}),
 		"unknown particle": msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 99, "a", []byte{1})}),
 		"bad integer size": msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 1, "a", []byte{1, 2, 3})}),
-		"bad map particle": msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 19, "a", []byte{0x82, 0x01})}),
-		"unknown field":    msgBody(0x03, 0, 0, 0, 0, append(kf, fieldBytes(77, []byte("x"))), nil),
 		"short digest":     msgBody(0x03, 0, 0, 0, 0, [][]byte{fieldBytes(0, []byte("test")), fieldBytes(4, []byte{1, 2, 3})}, nil),
-		"no namespace":     msgBody(0x03, 0, 0, 0, 0, kf[1:], nil),
 	} {
 		t.Run(name, func(t *testing.T) {
 			rc := dialRaw(t, srv)
@@ -127,6 +124,45 @@ func TestRawParameterErrors(t *testing.T) {
 			}
 		})
 	}
+	wantGen(t, c, mustKey(t, "test", "demo", "raw"), 1)
+}
+
+// Raw-protocol messages the client never sends, answered as CE 8.1
+// answered them: unknown fields and header_sz are ignored, a missing
+// namespace is an unknown one, a map particle that does not parse is a
+// server error.
+func TestRawAnswersAsCE81(t *testing.T) {
+	srv, c := testServer(t)
+	noErr(t, c.Put(nil, mustKey(t, "test", "demo", "raw"), as.BinMap{"a": 1}))
+	kf := keyFields(t, "test", "demo", "raw")
+	readAll := func(fields [][]byte) []byte { return msgBody(0x03, 0, 0, 0, 0, fields, nil) }
+	badHeaderSz := readAll(kf)
+	badHeaderSz[0] = 30
+	zeroHeaderSz := readAll(kf)
+	zeroHeaderSz[0] = 0
+	for _, tt := range []struct {
+		name string
+		body []byte
+		rc   byte
+		ops  int // ops in the reply: 1 = bin a read back
+	}{
+		{"unknown field", readAll(append(kf, fieldBytes(77, []byte("x")))), 0, 1},
+		{"unknown field before the namespace", readAll(append([][]byte{fieldBytes(200, nil)}, kf...)), 0, 1},
+		{"header_sz 30", badHeaderSz, 0, 1},
+		{"header_sz 0", zeroHeaderSz, 0, 1},
+		{"no namespace", readAll(kf[1:]), 20, 0},
+		{"broken map particle", msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 19, "a", []byte{0x82, 0x01})}), 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rc := dialRaw(t, srv)
+			rc.send(frame(3, tt.body))
+			code, _, body := rc.mustReply()
+			if ops := int(binary.BigEndian.Uint16(body[20:22])); code != tt.rc || ops != tt.ops {
+				t.Fatalf("rc %d with %d ops, want rc %d with %d ops", code, ops, tt.rc, tt.ops)
+			}
+		})
+	}
+	// The refused write left the record as it was.
 	wantGen(t, c, mustKey(t, "test", "demo", "raw"), 1)
 }
 
