@@ -66,7 +66,10 @@
 //
 // Where the Go client can produce a request, the answer is meant to be what
 // CE 8.1 answers; the conformance tests (conformance_*_test.go) hold the
-// real server's recorded answers. Raw-protocol messages the client never
+// real server's recorded answers; with AEROSPIKE_HOSTS naming a Community
+// Edition cluster (package aerotest), the ones that talk through the
+// client only run against that cluster instead, to check the answers
+// again. Raw-protocol messages the client never
 // sends are answered as CE 8.1 answered them where that was recorded:
 // unknown field types are skipped (single-record, batch and scan
 // commands), header_sz is ignored (fields start at byte 22 whatever it
