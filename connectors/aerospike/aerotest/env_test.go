@@ -68,7 +68,7 @@ func TestHostList(t *testing.T) {
 // Without the variable a test gets an in-process test server and its sets
 // unchanged.
 func TestStartTestServer(t *testing.T) {
-	t.Setenv(EnvHosts, "")
+	clearEnv(t)
 	c := Start(t, aerofake.Config{MaxRecordSize: 4096})
 	if c.External() || c.Fake() == nil || c.Hosts != c.Fake().Addr() || c.Namespace != "test" {
 		t.Fatalf("cluster = %+v, want the test server", c)
@@ -93,6 +93,7 @@ func TestStartExternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
+	clearEnv(t)
 	t.Setenv(EnvHosts, srv.Addr())
 	t.Setenv(EnvNamespace, "scratch")
 
@@ -140,6 +141,7 @@ func TestStartExternal(t *testing.T) {
 }
 
 func TestStartMalformedEnvFails(t *testing.T) {
+	clearEnv(t)
 	t.Setenv(EnvHosts, "db1")
 	ft := &fatalTB{TB: t}
 	func() {
@@ -148,6 +150,13 @@ func TestStartMalformedEnvFails(t *testing.T) {
 	}()
 	if !strings.Contains(ft.msg, "not host:port") {
 		t.Fatalf("Start with a malformed variable: fatal %q", ft.msg)
+	}
+}
+
+// clearEnv unsets the variables for one test, whatever the run was given.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{EnvHosts, EnvNamespace, EnvUser, EnvPassword} {
+		t.Setenv(k, "")
 	}
 }
 
