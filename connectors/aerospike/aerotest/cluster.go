@@ -44,7 +44,10 @@ type Cluster struct {
 // Start returns the cluster for t: the external one when EnvHosts is set,
 // else an in-process test server started with cfg. It fails t when the
 // environment is malformed or the cluster cannot be reached, and cleans up
-// (closes the server, or truncates the test's sets) when t ends.
+// (closes the server, or truncates the test's sets) when t ends. An
+// external cluster is used as it is configured, cfg is for the test server
+// only: tests ask the cluster for what they depend on (MaxRecordSize,
+// AllowsTTL).
 func Start(t testing.TB, cfg aerofake.Config) *Cluster {
 	t.Helper()
 	ext, ok, err := FromEnv(os.LookupEnv)
