@@ -13,6 +13,7 @@ import (
 	as "github.com/aerospike/aerospike-client-go/v7"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
+	"github.com/connectd/connectd/connectors/aerospike/aerotest"
 	"github.com/connectd/connectd/framework/sdk"
 )
 
@@ -179,7 +180,7 @@ func newBenchRunner(b *testing.B, variant string, batchSize int, value map[strin
 	return func(i int) { run(warm + i) }
 }
 
-func sinkRunner(b *testing.B, srv *aerofake.Server, batchSize int, value map[string]any, keys []string, kv ...string) func(int) {
+func sinkRunner(b *testing.B, srv *aerotest.Cluster, batchSize int, value map[string]any, keys []string, kv ...string) func(int) {
 	props := baseProps(srv, append([]string{KeyWriteMode, ModeReplace}, kv...)...)
 	task, tc := startTask(b, props)
 	batch := benchBatch(batchSize, value)
@@ -201,16 +202,11 @@ func sinkRunner(b *testing.B, srv *aerofake.Server, batchSize int, value map[str
 	}
 }
 
-func rawRunner(b *testing.B, srv *aerofake.Server, batchSize int, value map[string]any, keys []string) func(int) {
-	host, port := srv.Host()
-	client, err := as.NewClient(host, port)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(client.Close)
+func rawRunner(b *testing.B, srv *aerotest.Cluster, batchSize int, value map[string]any, keys []string) func(int) {
+	client := srv.Client(b)
 	akeys := make([]*as.Key, len(keys))
 	for i, k := range keys {
-		akeys[i], _ = as.NewKey("test", "s", k)
+		akeys[i], _ = as.NewKey(srv.Namespace, srv.Set("s"), k)
 	}
 	var ops []*as.Operation
 	for name, v := range value {

@@ -15,6 +15,7 @@ import (
 	as "github.com/aerospike/aerospike-client-go/v7"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
+	"github.com/connectd/connectd/connectors/aerospike/aerotest"
 	"github.com/connectd/connectd/framework/sdk"
 )
 
@@ -78,7 +79,7 @@ func newCDTStream(mode string, partitions, perPartition, nKeys int, seed uint64)
 	return s
 }
 
-func (s *cdtStream) props(srv *aerofake.Server, kv ...string) map[string]string {
+func (s *cdtStream) props(srv *aerotest.Cluster, kv ...string) map[string]string {
 	kv = append([]string{KeyWriteMode, s.mode}, kv...)
 	if s.mode == ModeMapIncrement || s.mode == ModeMapPut {
 		kv = append(kv, KeyMapKeyField, "item")
@@ -100,7 +101,7 @@ func (s *cdtStream) batches(r *rand.Rand, maxBatch int) [][]*sdk.SinkRecord {
 
 // check asserts exact results: every list holds each element once, each
 // partition's elements in offset order; every counter holds its sum.
-func (s *cdtStream) check(t *testing.T, srv *aerofake.Server) {
+func (s *cdtStream) check(t *testing.T, srv *aerotest.Cluster) {
 	t.Helper()
 	for k, parts := range s.tags {
 		r := stored(t, srv, "s", k)
@@ -283,14 +284,15 @@ func TestCDTModesZombieWriteLoses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			srv := startServer(t, aerofake.Config{})
+			fake := srv.NeedFake(t, "fault injection: the zombie's write is held up on the server")
 			props := baseProps(srv, append([]string{KeyWriteMode, tt.mode}, tt.props...)...)
 			zombie, tcz := startTask(t, props)
 			live, _ := startTask(t, props)
 			mustPut(t, live, tt.first) // "a" exists, "b" does not
-			srv.InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, Times: 1, Delay: 400 * time.Millisecond})
+			fake.InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, Times: 1, Delay: 400 * time.Millisecond})
 			done := make(chan error, 1)
 			go func() { done <- zombie.Put(context.Background(), tt.batch) }()
-			waitFor(t, func() bool { return len(srv.PendingFaults()) == 0 })
+			waitFor(t, func() bool { return len(fake.PendingFaults()) == 0 })
 			mustPut(t, live, tt.batch...)
 			if err := <-done; err != nil {
 				t.Fatalf("zombie put: %v", err)
@@ -370,17 +372,17 @@ func TestCDTFoldEquivalentToOneByOne(t *testing.T) {
 		for seed := uint64(0); seed < 6; seed++ {
 			t.Run(mode+"/"+keyName(int(seed)), func(t *testing.T) {
 				recs := randomCDTRecords(rand.New(rand.NewPCG(seed, 11)), mode, 120)
-				var servers [2]*aerofake.Server
+				var servers [2]*aerotest.Cluster
 				var tasks [2]*SinkTask
 				var tcs [2]*taskCtx
 				for i := range servers {
 					servers[i] = startServer(t, aerofake.Config{})
 					// k0's bin b holds a string: appends to it are refused.
-					k, err := as.NewKey("test", "s", "k0")
+					k, err := as.NewKey(servers[i].Namespace, servers[i].Set("s"), "k0")
 					if err != nil {
 						t.Fatal(err)
 					}
-					if err := newClient(t, servers[i]).PutBins(nil, k, as.NewBin("b", "str"), as.NewBin("kafka_pos", map[any]any{})); err != nil {
+					if err := servers[i].Client(t).PutBins(nil, k, as.NewBin("b", "str"), as.NewBin("kafka_pos", map[any]any{})); err != nil {
 						t.Fatal(err)
 					}
 					tasks[i], tcs[i] = startTask(t, baseProps(servers[i], KeyWriteMode, mode, KeyMapKeyField, "item"))
@@ -394,15 +396,7 @@ func TestCDTFoldEquivalentToOneByOne(t *testing.T) {
 					mustPut(t, tasks[1], recs[start:end]...)
 					start = end
 				}
-				a, b := servers[0].Records("test", "s"), servers[1].Records("test", "s")
-				if len(a) != len(b) {
-					t.Fatalf("%d records one by one, %d batched", len(a), len(b))
-				}
-				for i := range a {
-					if !reflect.DeepEqual(a[i].Bins, b[i].Bins) {
-						t.Errorf("record %x: one by one %v, batched %v", a[i].Digest, a[i].Bins, b[i].Bins)
-					}
-				}
+				sameRecords(t, servers[0], servers[1], "s", 4)
 				offsets := func(rs []reported) []int64 {
 					var o []int64
 					for _, r := range rs {
@@ -447,14 +441,14 @@ func TestCDTModesBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := startServer(t, aerofake.Config{})
-			k, err := as.NewKey("test", "s", "k")
+			k, err := as.NewKey(srv.Namespace, srv.Set("s"), "k")
 			if err != nil {
 				t.Fatal(err)
 			}
 			// A record the sink wrote before: bin s a string, bin m a map
 			// whose entry "str" is a string.
 			seed := []*as.Bin{as.NewBin("s", "str"), as.NewBin("m", map[any]any{"str": "x"}), as.NewBin("kafka_pos", map[any]any{})}
-			if err := newClient(t, srv).PutBins(nil, k, seed...); err != nil {
+			if err := srv.Client(t).PutBins(nil, k, seed...); err != nil {
 				t.Fatal(err)
 			}
 			task, tc := startTask(t, baseProps(srv, KeyWriteMode, tt.mode, KeyMapKeyField, "item"))
@@ -518,5 +512,25 @@ func TestCDTModesConfig(t *testing.T) {
 				t.Fatalf("errors = %v, want %q on %s", errs, tt.message, tt.key)
 			}
 		})
+	}
+}
+
+// sameRecords asserts that set holds the same records on one and batched:
+// as many of them, and the same bins for each of keys k0..k<nKeys-1>.
+// Compared key by key through the client: on an external cluster the two
+// sets differ, and so do the digests.
+func sameRecords(t *testing.T, one, batched *aerotest.Cluster, set string, nKeys int) {
+	t.Helper()
+	if a, b := len(one.Scan(t, set)), len(batched.Scan(t, set)); a != b {
+		t.Fatalf("%d records one by one, %d batched", a, b)
+	}
+	for i := range nKeys {
+		a, b := stored(t, one, set, keyName(i)), stored(t, batched, set, keyName(i))
+		if (a == nil) != (b == nil) {
+			t.Fatalf("%s: one by one %+v, batched %+v", keyName(i), a, b)
+		}
+		if a != nil && !reflect.DeepEqual(a.Bins, b.Bins) {
+			t.Errorf("%s: one by one %v, batched %v", keyName(i), a.Bins, b.Bins)
+		}
 	}
 }

@@ -55,11 +55,14 @@ func TestValidate(t *testing.T) {
 		props   map[string]string
 		key     string // "" = valid
 		message string // substring of the error on key
+		// fake marks rows that need the test server's configuration (its
+		// edition, a second namespace).
+		fake bool
 	}{
 		{name: "valid", props: baseProps(srv)},
-		{name: "user on Community Edition", props: baseProps(srv, KeyUser, "app", KeyPassword, "secret"), key: KeyUser, message: "SECURITY_NOT_SUPPORTED"},
-		{name: "user on Enterprise with security", props: baseProps(secured, KeyUser, "app", KeyPassword, "secret")},
-		{name: "valid increment on other namespace", props: baseProps(srv, KeyNamespace, "bar", KeyWriteMode, "increment", KeySet, "${topic}")},
+		{name: "user on Community Edition", props: baseProps(srv, KeyUser, "app", KeyPassword, "secret"), key: KeyUser, message: "SECURITY_NOT_SUPPORTED", fake: true},
+		{name: "user on Enterprise with security", props: baseProps(secured, KeyUser, "app", KeyPassword, "secret"), fake: true},
+		{name: "valid increment on other namespace", props: baseProps(srv, KeyNamespace, "bar", KeyWriteMode, "increment", KeySet, "${topic}"), fake: true},
 		{name: "port not a number", props: baseProps(srv, KeyHosts, "127.0.0.1:notaport"), key: KeyHosts, message: "invalid port"},
 		{name: "bare IPv6", props: baseProps(srv, KeyHosts, "::1"), key: KeyHosts, message: "brackets"},
 		{name: "empty hosts", props: baseProps(srv, KeyHosts, ""), key: KeyHosts, message: "at least one"},
@@ -96,6 +99,9 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.fake {
+				srv.NeedFake(t, "the server's edition or a second namespace")
+			}
 			got := validateAll(t, tt.props)
 			if tt.key == "" {
 				if len(got) != 0 {
@@ -175,7 +181,7 @@ func TestTaskConfigs(t *testing.T) {
 		t.Fatalf("task configs = %v, %v", cfgs, err)
 	}
 	for _, tc := range cfgs {
-		if tc[KeyHosts] != props[KeyHosts] || tc[KeyNamespace] != "test" {
+		if tc[KeyHosts] != props[KeyHosts] || tc[KeyNamespace] != srv.Namespace {
 			t.Fatalf("task config %v lacks the connector's keys", tc)
 		}
 	}
@@ -194,6 +200,7 @@ func TestTaskConfigs(t *testing.T) {
 // naming the way out, instead of retrying a login that cannot succeed.
 func TestStartWithUserOnCommunityEditionFails(t *testing.T) {
 	srv := startServer(t, aerofake.Config{})
+	srv.NeedFake(t, "a server known to be Community Edition")
 	task := (&Connector{}).NewTask()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

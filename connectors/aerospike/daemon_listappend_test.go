@@ -2,6 +2,7 @@ package aerospike
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -48,11 +49,13 @@ func TestDaemonListAppendPipeline(t *testing.T) {
 		datagen.KeyTopic: topic, datagen.KeyQuickstart: datagen.Counter, datagen.KeyIterations: fmt.Sprint(iterations),
 		datagen.KeyCardinality: fmt.Sprint(cardinality), datagen.KeySeed: fmt.Sprint(seed), datagen.KeyMaxInterval: "2",
 	}}, http.StatusCreated)
-	d.must("POST", "/connectors", map[string]any{"name": sinkName, "config": map[string]string{
+	sinkCfg := clusterProps(srv)
+	maps.Copy(sinkCfg, map[string]string{
 		"connector.class": Class, "tasks.max": fmt.Sprint(tasks), "topics": topic,
-		KeyHosts: srv.Addr(), KeyNamespace: "test", KeySet: "lists", KeyWriteMode: ModeListAppend,
+		KeySet: srv.Set("lists"), KeyWriteMode: ModeListAppend,
 		KeyBinsInclude: "seq",
-	}}, http.StatusCreated)
+	})
+	d.must("POST", "/connectors", map[string]any{"name": sinkName, "config": sinkCfg}, http.StatusCreated)
 
 	// lists returns every key's appended seqs, sorted, and how many there are.
 	lists := func() (map[string][]int64, int) {

@@ -62,13 +62,15 @@ func TestFoldEquivalentToOneByOne(t *testing.T) {
 					mustPut(t, taskBatched, recs[start:end]...)
 					start = end
 				}
-				a, b := one.Records("test", "s"), batched.Records("test", "s")
-				if len(a) != len(b) {
-					t.Fatalf("%d records one by one, %d batched", len(a), len(b))
-				}
-				for i := range a {
-					if !reflect.DeepEqual(a[i].Bins, b[i].Bins) {
-						t.Errorf("record %x: one by one %v, batched %v", a[i].Digest, a[i].Bins, b[i].Bins)
+				// Compared key by key through the client: on an external
+				// cluster the two sets differ, and so do the digests.
+				for i := range 4 {
+					a, b := stored(t, one, "s", keyName(i)), stored(t, batched, "s", keyName(i))
+					if (a == nil) != (b == nil) {
+						t.Fatalf("%s: one by one %+v, batched %+v", keyName(i), a, b)
+					}
+					if a != nil && !reflect.DeepEqual(a.Bins, b.Bins) {
+						t.Errorf("%s: one by one %v, batched %v", keyName(i), a.Bins, b.Bins)
 					}
 				}
 				offsets := func(rs []reported) []int64 {

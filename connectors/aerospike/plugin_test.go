@@ -181,7 +181,9 @@ func TestZombiePluginSIGSTOP(t *testing.T) {
 
 	// Slow reads make the zombie spend most of a put between reading the
 	// positions and writing, where a freeze hurts most.
-	srv.SetLatency(aerofake.OpRead, 2*time.Millisecond)
+	if f := fakeOnly(t, srv, "slowed reads; the cluster's own latency stands in"); f != nil {
+		f.SetLatency(aerofake.OpRead, 2*time.Millisecond)
+	}
 	var zombieAt atomic.Int64
 	zombieDone := make(chan error, 1)
 	go func() {
@@ -247,10 +249,15 @@ func TestZombiePluginSIGSTOP(t *testing.T) {
 		pluginCounter(t, liveProc, "connectd_aerospike_sink_generation_conflicts_total")
 	dups := pluginCounter(t, zombieProc, "connectd_aerospike_sink_duplicates_skipped_total")
 	t.Logf("%d SIGSTOPs, %v generation conflicts, zombie skipped %v duplicates", stops, conflicts, dups)
-	if conflicts == 0 {
+	switch {
+	case conflicts > 0 && dups > 0:
+	case srv.External():
+		// Without the test server's slowed reads a fast cluster may
+		// answer before a freeze lands; the sums above still hold.
+		t.Log("the race was not provoked against the external cluster (no conflict or no duplicate); the exact sums were checked")
+	case conflicts == 0:
 		t.Error("no generation conflict happened: the zombie never raced the live task")
-	}
-	if dups == 0 {
+	default:
 		t.Error("the zombie skipped no duplicates")
 	}
 }

@@ -10,40 +10,60 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
+	"github.com/connectd/connectd/connectors/aerospike/aerotest"
 	"github.com/connectd/connectd/framework/sdk"
 )
 
 func TestTTL(t *testing.T) {
-	now := time.Now()
 	srv := startServer(t, aerofake.Config{Namespaces: []aerofake.NamespaceConfig{{Name: "test", AllowTTL: true}, {Name: "nottl"}}})
 	value := map[string]any{"v": int64(1)}
 
 	never, _ := startTask(t, baseProps(srv, KeyTTL, "-1"))
 	mustPut(t, never, rec("t", 0, 0, "never", value))
-	if r := stored(t, srv, "s", "never"); r.VoidTime != 0 {
-		t.Errorf("ttl -1: void time %d, want 0 (never)", r.VoidTime)
+	if r := stored(t, srv, "s", "never"); r.TTL != aerotest.NeverExpires {
+		t.Errorf("ttl -1: TTL %d, want never", r.TTL)
+	}
+
+	// A namespace that refuses TTLs (the server's default while nsup is
+	// off) rejects the write; the record is reported with the result code.
+	refusing := "nottl"
+	if srv.External() {
+		refusing = ""
+		if !srv.AllowsTTL(t) {
+			refusing = srv.Namespace
+		}
+	}
+	if refusing != "" {
+		forbidden, tc := startTask(t, baseProps(srv, KeyNamespace, refusing, KeyTTL, "60"))
+		mustPut(t, forbidden, rec("t", 0, 3, "x", value))
+		reps := tc.Reports()
+		if len(reps) != 1 || !strings.Contains(reps[0].err.Error(), "result code 22") {
+			t.Fatalf("reports = %v, want one with result code 22 (FAIL_FORBIDDEN)", reps)
+		}
+	} else {
+		t.Log("not checked against the external cluster: refusal of TTLs (its namespace allows them)")
+	}
+	if refusing == srv.Namespace {
+		t.Log("not checked against the external cluster: positive TTLs (its namespace refuses them)")
+		return
 	}
 
 	hour, _ := startTask(t, baseProps(srv, KeyTTL, "3600"))
 	mustPut(t, hour, rec("t", 0, 1, "hour", value))
-	exp := stored(t, srv, "s", "hour").Expiration()
-	if d := exp.Sub(now); d < 59*time.Minute || d > 61*time.Minute {
+	expiry := func() time.Time {
+		t.Helper()
+		return time.Now().Add(time.Duration(stored(t, srv, "s", "hour").TTL) * time.Second)
+	}
+	exp := expiry()
+	if d := time.Until(exp); d < 59*time.Minute || d > 61*time.Minute {
 		t.Errorf("ttl 3600: expires in %v", d)
 	}
 
 	keep, _ := startTask(t, baseProps(srv, KeyTTL, "-2"))
 	mustPut(t, keep, rec("t", 0, 2, "hour", value))
-	if got := stored(t, srv, "s", "hour").Expiration(); !got.Equal(exp) {
+	// TTLs are whole seconds read at two moments: allow two seconds.
+	if got := expiry(); got.Sub(exp).Abs() > 2*time.Second {
 		t.Errorf("ttl -2 changed the expiry %v → %v", exp, got)
-	}
-
-	// A namespace that refuses TTLs (the server's default) rejects the
-	// write; the record is reported with the result code.
-	forbidden, tc := startTask(t, baseProps(srv, KeyNamespace, "nottl", KeyTTL, "60"))
-	mustPut(t, forbidden, rec("t", 0, 3, "x", value))
-	reps := tc.Reports()
-	if len(reps) != 1 || !strings.Contains(reps[0].err.Error(), "result code 22") {
-		t.Fatalf("reports = %v, want one with result code 22 (FAIL_FORBIDDEN)", reps)
 	}
 }
 
@@ -51,10 +71,12 @@ func TestSendKeyAndTopicSet(t *testing.T) {
 	srv := startServer(t, aerofake.Config{})
 	task, _ := startTask(t, baseProps(srv, KeySendKey, "true", KeySet, "pre_${topic}"))
 	mustPut(t, task, rec("orders", 0, 0, "o-1", map[string]any{"v": "x"}))
-	r := stored(t, srv, "pre_orders", "o-1")
-	if r == nil {
-		t.Fatal("record not in set pre_orders")
+	// A scan: the key comes from the server, as stored.
+	rs := srv.Scan(t, "pre_orders")
+	if len(rs) != 1 {
+		t.Fatalf("%d records in set pre_orders, want 1", len(rs))
 	}
+	r := rs[0]
 	if r.Key != "o-1" {
 		t.Fatalf("stored key = %v, want o-1 (send.key)", r.Key)
 	}
@@ -117,12 +139,12 @@ func TestBadRecordsReportedNotSkipped(t *testing.T) {
 // something else is reported, not overwritten.
 func TestForeignRecords(t *testing.T) {
 	srv := startServer(t, aerofake.Config{})
-	client := newClient(t, srv)
-	k, _ := as.NewKey("test", "s", "foreign")
+	client := srv.Client(t)
+	k, _ := as.NewKey(srv.Namespace, srv.Set("s"), "foreign")
 	if err := client.Put(nil, k, as.BinMap{"n": 10, "other": "kept"}); err != nil {
 		t.Fatal(err)
 	}
-	k2, _ := as.NewKey("test", "s", "clash")
+	k2, _ := as.NewKey(srv.Namespace, srv.Set("s"), "clash")
 	if err := client.Put(nil, k2, as.BinMap{"kafka_pos": "not a map"}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,13 +178,13 @@ func TestBlindMode(t *testing.T) {
 	if len(a.Bins) != 1 || a.Bins["x"] != int64(3) {
 		t.Fatalf("a = %v, want only x=3 and no positions bin", a.Bins)
 	}
-	reads := srv.Stats().Reads
+	reads := statsOf(srv).Reads
 	mustPut(t, task, rec("t", 0, 3, "b", nil), rec("t", 0, 4, "missing", nil))
+	if fakeOnly(t, srv, "the server counts reads") != nil && statsOf(srv).Reads != reads {
+		t.Fatal("blind mode read records")
+	}
 	if stored(t, srv, "s", "b") != nil {
 		t.Fatal("blind tombstone did not delete b")
-	}
-	if srv.Stats().Reads != reads {
-		t.Fatal("blind mode read records")
 	}
 }
 
@@ -173,11 +195,11 @@ func TestBatchSplitIntoCommands(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		batch = append(batch, rec("t", 0, int64(i), keyName(i%7), map[string]any{"n": int64(1)}))
 	}
-	before := srv.Stats().Batches
+	before := statsOf(srv).Batches
 	mustPut(t, task, batch...)
 	// 7 keys in chunks of 3, 3 and 1: the last chunk is a single-key
 	// command, the other two need a batch read and a batch write each.
-	if got := srv.Stats().Batches - before; got != 4 {
+	if got := statsOf(srv).Batches - before; fakeOnly(t, srv, "the server counts Batches") != nil && got != 4 {
 		t.Errorf("batch commands = %d, want 4", got)
 	}
 	for i := 0; i < 7; i++ {
@@ -196,7 +218,12 @@ func TestMetricsLintAndNames(t *testing.T) {
 	task, tc := startTask(t, baseProps(srv, KeyWriteMode, ModeIncrement))
 	mustPut(t, task, rec("t", 0, 0, "a", map[string]any{"n": int64(1)}), rec("t", 0, 1, "", map[string]any{}))
 	mustPut(t, task, rec("t", 0, 0, "a", map[string]any{"n": int64(1)}))
-	srv.FailNext(1, aerofake.OpWrite, aerofake.KeyBusy)
+	// One refused write makes a retry and an error count.
+	retries := 0.0
+	if fake := fakeOnly(t, srv, "a refused write (fault injection) for the retry and error counters"); fake != nil {
+		fake.FailNext(1, aerofake.OpWrite, aerofake.KeyBusy)
+		retries = 1
+	}
 	mustPut(t, task, rec("t", 0, 2, "a", map[string]any{"n": int64(1)}))
 	mfs, err := tc.reg.Gather()
 	if err != nil {
@@ -209,7 +236,7 @@ func TestMetricsLintAndNames(t *testing.T) {
 	want := map[string]float64{
 		"connectd_aerospike_sink_records_written_total":    2,
 		"connectd_aerospike_sink_duplicates_skipped_total": 1,
-		"connectd_aerospike_sink_retries_total":            1,
+		"connectd_aerospike_sink_retries_total":            retries,
 		"connectd_aerospike_sink_batch_duration_seconds":   3,
 	}
 	for name, v := range want {
@@ -217,7 +244,7 @@ func TestMetricsLintAndNames(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, v)
 		}
 	}
-	if got := tc.counter(t, "connectd_aerospike_sink_errors_total", "result_code", "KEY_BUSY"); got != 1 {
+	if got := tc.counter(t, "connectd_aerospike_sink_errors_total", "result_code", "KEY_BUSY"); got != retries {
 		t.Errorf("errors_total{KEY_BUSY} = %v, want 1", got)
 	}
 	names := map[string]bool{}
@@ -231,10 +258,11 @@ func TestMetricsLintAndNames(t *testing.T) {
 
 func TestStopClosesClient(t *testing.T) {
 	srv := startServer(t, aerofake.Config{})
+	srv.NeedFake(t, "the server's count of open connections")
 	task, _ := startTask(t, baseProps(srv))
 	mustPut(t, task, rec("t", 0, 0, "a", map[string]any{"n": int64(1)}))
 	if err := task.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return srv.Stats().ConnectionsOpen == 0 })
+	waitFor(t, func() bool { return statsOf(srv).ConnectionsOpen == 0 })
 }

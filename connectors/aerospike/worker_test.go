@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
+	"github.com/connectd/connectd/connectors/aerospike/aerotest"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
@@ -236,10 +238,10 @@ func total(m map[string]int64) int64 {
 
 // counters returns the amount bin of every record in set, by user key
 // (the sink must store it: send.key=true).
-func counters(t *testing.T, srv *aerofake.Server, set string) map[string]int64 {
+func counters(t *testing.T, srv *aerotest.Cluster, set string) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for _, r := range srv.Records("test", set) {
+	for _, r := range srv.Scan(t, set) {
 		k, ok := r.Key.(string)
 		if !ok {
 			t.Fatalf("record %x has no stored key (send.key=true is needed)", r.Digest)
@@ -251,9 +253,10 @@ func counters(t *testing.T, srv *aerofake.Server, set string) map[string]int64 {
 	return out
 }
 
-func appliedSum(srv *aerofake.Server) int64 {
+func appliedSum(t *testing.T, srv *aerotest.Cluster) int64 {
+	t.Helper()
 	var s int64
-	for _, r := range srv.Records("test", "counters") {
+	for _, r := range srv.Scan(t, "counters") {
 		if n, ok := r.Bins["amount"].(int64); ok {
 			s += n
 		}
@@ -261,7 +264,7 @@ func appliedSum(srv *aerofake.Server) int64 {
 	return s
 }
 
-func checkCounters(t *testing.T, srv *aerofake.Server, want map[string]int64, last map[string]map[string]int64) {
+func checkCounters(t *testing.T, srv *aerotest.Cluster, want map[string]int64, last map[string]map[string]int64) {
 	t.Helper()
 	if len(last) != len(want) {
 		t.Fatalf("topic has %d keys, want %d", len(last), len(want))
@@ -284,7 +287,9 @@ func checkCounters(t *testing.T, srv *aerofake.Server, want map[string]int64, la
 // produce writes records synchronously with a plain producer.
 func produce(t *testing.T, topic string, recs ...kafka.Message) {
 	t.Helper()
-	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": kafkatest.Bootstrap(t), "enable.idempotence": true})
+	// message.max.bytes lets a test send a record over Aerospike's size
+	// limit; the topic must take it too.
+	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": kafkatest.Bootstrap(t), "enable.idempotence": true, "message.max.bytes": 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,6 +327,7 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 	// A namespace with max-record-size 64 KiB, so that a record too big
 	// for it still fits in a Kafka message.
 	srv := startServer(t, aerofake.Config{MaxRecordSize: 64 << 10})
+	srv.NeedFake(t, "fault injection")
 	topic := kafkatest.Topic(t, kafkatest.Partitions(3))
 	dlq := kafkatest.Topic(t)
 	offsetsTopic := kafkatest.UniqueName(t, "offsets")
@@ -333,9 +339,10 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 		"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
 		"errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
 		"errors.deadletterqueue.topic.replication.factor": "1", "errors.deadletterqueue.context.headers.enable": "true",
-		KeyHosts: srv.Addr(), KeyNamespace: "test", KeySet: "counters", KeyWriteMode: ModeIncrement, KeySendKey: "true",
+		KeySet: srv.Set("counters"), KeyWriteMode: ModeIncrement, KeySendKey: "true",
 		KeyClientRetries: "0", KeyRetryAttempts: "4", KeyRetryBackoff: "10", KeyRetryBackoffMx: "100",
 	}
+	maps.Copy(props, clusterProps(srv))
 	admin := kafkatest.Admin(t)
 	want := map[string]int64{}
 	ends := map[int32]int64{}
@@ -347,10 +354,10 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 	}
 
 	// Transient failures on reads, writes and whole batches.
-	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, Times: 20, ResultCode: aerofake.KeyBusy})
-	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, Times: 5, ResultCode: aerofake.Timeout, AfterApply: true})
-	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpRead, Times: 5, DropConnection: true})
-	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpBatch, Times: 3, ResultCode: aerofake.PartitionUnavailable})
+	srv.Fake().InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, Times: 20, ResultCode: aerofake.KeyBusy})
+	srv.Fake().InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, Times: 5, ResultCode: aerofake.Timeout, AfterApply: true})
+	srv.Fake().InjectFault(aerofake.Fault{Ops: aerofake.OpRead, Times: 5, DropConnection: true})
+	srv.Fake().InjectFault(aerofake.Fault{Ops: aerofake.OpBatch, Times: 3, ResultCode: aerofake.PartitionUnavailable})
 	for i := range 300 {
 		add(int32(i%3), keyName(i%17), int64(i%7+1))
 	}
@@ -358,9 +365,9 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 	sink := env.startWorker(t, bootstrap, offsetsTopic, props)
 	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
 		got := counters(t, srv, "counters")
-		return maps.Equal(got, want), fmt.Sprintf("%d of %d units applied; pending faults %d", total(got), total(want), len(srv.PendingFaults()))
+		return maps.Equal(got, want), fmt.Sprintf("%d of %d units applied; pending faults %d", total(got), total(want), len(srv.Fake().PendingFaults()))
 	})
-	if n := len(srv.PendingFaults()); n != 0 {
+	if n := len(srv.Fake().PendingFaults()); n != 0 {
 		t.Fatalf("%d fault rules were not hit", n)
 	}
 	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) { return committedAt(admin, name, topic, ends) })
@@ -425,7 +432,7 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 
 	// Writes keep failing: the put fails as retriable again and again, and
 	// the committed offsets stay where they are.
-	srv.InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, ResultCode: aerofake.KeyBusy})
+	srv.Fake().InjectFault(aerofake.Fault{Ops: aerofake.OpWrite, ResultCode: aerofake.KeyBusy})
 	good = good[:0]
 	before := maps.Clone(ends)
 	for i := range 30 {
@@ -445,7 +452,7 @@ func TestWorkerFaultsAndDeadLetters(t *testing.T) {
 	if l := sink.failed(); l != "" {
 		t.Fatalf("the task failed instead of retrying: %s", l)
 	}
-	srv.ClearFaults()
+	srv.Fake().ClearFaults()
 	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
 		got := counters(t, srv, "counters")
 		return maps.Equal(got, want), fmt.Sprintf("late = %d", got["late"])
@@ -464,7 +471,11 @@ func TestWorkerTooBigRecordFailsTaskUnderToleranceNone(t *testing.T) {
 	bootstrap := kafkatest.Bootstrap(t)
 	env := newWorkerEnv(t)
 	srv := startServer(t, aerofake.Config{MaxRecordSize: 64 << 10})
-	topic := kafkatest.Topic(t, kafkatest.Partitions(1))
+	// The record over the limit travels as one Kafka message: on a real
+	// cluster (1 MiB or more) it needs a topic that takes messages past
+	// the broker's default of about 1 MB.
+	limit := srv.MaxRecordSize(t)
+	topic := kafkatest.Topic(t, kafkatest.Partitions(1), kafkatest.Config("max.message.bytes", strconv.Itoa(limit+(1<<20))))
 	offsetsTopic := kafkatest.UniqueName(t, "offsets")
 	kafkatest.CreateTopic(t, offsetsTopic, kafkatest.Partitions(1), kafkatest.Config("cleanup.policy", "compact"))
 	name := kafkatest.UniqueName(t, "sink")
@@ -473,11 +484,12 @@ func TestWorkerTooBigRecordFailsTaskUnderToleranceNone(t *testing.T) {
 		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
 		"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
 		"errors.tolerance": "none",
-		KeyHosts:           srv.Addr(), KeyNamespace: "test", KeySet: "s",
+		KeySet:             srv.Set("s"),
 	}
+	maps.Copy(props, clusterProps(srv))
 	produce(t, topic,
 		msg(0, "a", `{"v":1}`),
-		msg(0, "big", `{"pad":"`+strings.Repeat("p", 100<<10)+`"}`),
+		msg(0, "big", `{"pad":"`+strings.Repeat("p", limit+(36<<10))+`"}`),
 	)
 	sink := env.startWorker(t, bootstrap, offsetsTopic, props)
 	kafkatest.Eventually(t, time.Minute, func() (bool, string) {

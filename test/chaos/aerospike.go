@@ -3,11 +3,15 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,17 +19,56 @@ import (
 	as "github.com/aerospike/aerospike-client-go/v7"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerofake"
+	"github.com/connectd/connectd/connectors/aerospike/aerotest"
 	"github.com/connectd/connectd/internal/syncbuf"
 )
 
+// aeroTarget is where the sink writes.
+type aeroTarget struct {
+	hosts, namespace, set string
+	user, password        string
+}
+
 // aeroServer is the Aerospike test server running as its own process
-// (`connectd dev aerospike --control`), disturbed through its control API.
+// (`connectd dev aerospike --control`), disturbed through its control API;
+// or, when AEROSPIKE_HOSTS names one (see package aerotest), an external
+// cluster, which the suite writes to but cannot disturb.
 type aeroServer struct {
-	proc    *child
-	Addr    string // host:port of the Aerospike protocol
-	control string // http://host:port
+	aeroTarget
+	proc    *child // nil for an external cluster
+	control string // http://host:port; "" for an external cluster
 	hc      *http.Client
 	client  *as.Client
+}
+
+// external reports whether the cluster is an external one: no fault
+// injection, no process to sample.
+func (s *aeroServer) external() bool { return s.proc == nil }
+
+// errExternal is returned by the control calls against an external cluster.
+var errExternal = errors.New("an external Aerospike cluster has no control API")
+
+// connectExternal connects to the cluster named by the environment; the
+// sink writes to a set of the run's own, truncated at the end.
+func connectExternal(ext aerotest.External) (*aeroServer, error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	s := &aeroServer{aeroTarget: aeroTarget{
+		hosts: ext.HostList(), namespace: ext.Namespace, set: "chaos_" + hex.EncodeToString(b[:]),
+		user: ext.User, password: ext.Password,
+	}}
+	cp := as.NewClientPolicy()
+	cp.Timeout = 10 * time.Second
+	cp.User, cp.Password = ext.User, ext.Password
+	hosts := make([]*as.Host, len(ext.Hosts))
+	for i, h := range ext.Hosts {
+		hosts[i] = as.NewHost(h.Name, h.Port)
+	}
+	var err error
+	if s.client, err = as.NewClientWithPolicyAndHost(cp, hosts...); err != nil {
+		return nil, fmt.Errorf("aerospike client for %s: %w", s.hosts, err)
+	}
+	return s, nil
 }
 
 // lineWatcher collects a child's stdout lines.
@@ -41,16 +84,23 @@ func (w *lineWatcher) value(prefix string) string {
 }
 
 func startAerospike(ctx context.Context, connectd, logPath string) (*aeroServer, error) {
+	ext, ok, err := aerotest.FromEnv(os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return connectExternal(ext)
+	}
 	var lw lineWatcher
 	p, err := startChild(logPath, &lw, nil, connectd, "dev", "aerospike",
 		"--listen", "127.0.0.1:0", "--control", "127.0.0.1:0", "--namespaces", "test")
 	if err != nil {
 		return nil, err
 	}
-	s := &aeroServer{proc: p, hc: &http.Client{Timeout: 10 * time.Second}}
+	s := &aeroServer{proc: p, hc: &http.Client{Timeout: 10 * time.Second}, aeroTarget: aeroTarget{namespace: "test", set: "counters"}}
 	deadline := time.Now().Add(30 * time.Second)
-	for s.Addr == "" || s.control == "" {
-		s.Addr, s.control = lw.value("AEROSPIKE_ADDR="), lw.value("AEROSPIKE_CONTROL=")
+	for s.hosts == "" || s.control == "" {
+		s.hosts, s.control = lw.value("AEROSPIKE_ADDR="), lw.value("AEROSPIKE_CONTROL=")
 		if !p.alive() {
 			return nil, fmt.Errorf("aerospike test server exited: %v\n%s", p.exitErr(), p.logTail(20))
 		}
@@ -60,7 +110,7 @@ func startAerospike(ctx context.Context, connectd, logPath string) (*aeroServer,
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	host, portStr, _ := net.SplitHostPort(s.Addr)
+	host, portStr, _ := net.SplitHostPort(s.hosts)
 	port, _ := strconv.Atoi(portStr)
 	cp := as.NewClientPolicy()
 	cp.Timeout = 10 * time.Second
@@ -74,12 +124,20 @@ func startAerospike(ctx context.Context, connectd, logPath string) (*aeroServer,
 
 func (s *aeroServer) close() {
 	if s.client != nil {
+		if s.external() {
+			_ = s.client.Truncate(nil, s.namespace, s.set, nil)
+		}
 		s.client.Close()
 	}
-	s.proc.terminate(10 * time.Second)
+	if s.proc != nil {
+		s.proc.terminate(10 * time.Second)
+	}
 }
 
 func (s *aeroServer) call(ctx context.Context, method, path string, body any, out any) error {
+	if s.external() {
+		return errExternal
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -112,6 +170,9 @@ func (s *aeroServer) inject(ctx context.Context, f aerofake.ControlFault) error 
 }
 
 func (s *aeroServer) clearFaults(ctx context.Context) error {
+	if s.external() {
+		return nil // none were injected
+	}
 	return s.call(ctx, http.MethodDelete, "/faults", nil, nil)
 }
 
@@ -131,7 +192,7 @@ func (s *aeroServer) stats(ctx context.Context) (aerofake.Stats, error) {
 func (s *aeroServer) counters(set string) (map[string]int64, []string, error) {
 	sp := as.NewScanPolicy()
 	sp.TotalTimeout = 60 * time.Second
-	rs, err := s.client.ScanAll(sp, "test", set)
+	rs, err := s.client.ScanAll(sp, s.namespace, set)
 	if err != nil {
 		return nil, nil, fmt.Errorf("scan %s: %w", set, err)
 	}
@@ -164,7 +225,7 @@ func (s *aeroServer) counters(set string) (map[string]int64, []string, error) {
 // amount reads one counter: ok is false when the record or its integer
 // amount bin does not exist.
 func (s *aeroServer) amount(set, key string) (int64, bool) {
-	k, err := as.NewKey("test", set, key)
+	k, err := as.NewKey(s.namespace, set, key)
 	if err != nil {
 		return 0, false
 	}

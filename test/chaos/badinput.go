@@ -71,7 +71,7 @@ func (r *run) produceBad(ctx context.Context, rng *rand.Rand, n int) (int, []str
 			// Only a counter that exists holds an integer bin to refuse
 			// the float; a new key would just be created as a float.
 			c := "k" + strconv.Itoa(rng.IntN(r.pl.cardinality))
-			if _, ok := r.aero.amount(sinkSet, c); !ok {
+			if _, ok := r.aero.amount(r.aero.set, c); !ok {
 				kind = "not-json"
 			} else {
 				counterKey = c

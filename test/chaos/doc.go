@@ -37,6 +37,15 @@
 // than a connectd subcommand so that the product binary carries no fault
 // injection, and so that the CI variant and the soak are the same code.
 //
+// With AEROSPIKE_HOSTS set (and AEROSPIKE_NAMESPACE, AEROSPIKE_USER,
+// AEROSPIKE_PASSWORD as package connectors/aerospike/aerotest reads them)
+// the sink writes to that cluster instead of the test server, in a set of
+// the run's own that is truncated at the end. The Aerospike faults
+// (aerospike-errors, aerospike-latency) are then excluded, because only the
+// test server can inject them, and the report has no Aerospike process
+// figures (memory, writes per second); every other fault and every check
+// runs unchanged.
+//
 // What it must not do: use mocks, share a broker it restarts, or loosen a
 // check to make a run pass — a violation fails the run and prints the seed.
 package chaos

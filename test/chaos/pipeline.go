@@ -16,7 +16,6 @@ const (
 	connRepl    = "chaos-repl"
 	connSink    = "chaos-sink"
 
-	sinkSet = "counters"
 	// badHeader marks the malformed records the suite writes into the
 	// source topic on purpose; its value is the record's corpus id.
 	badHeader = "chaos.bad"
@@ -30,7 +29,7 @@ type pipeline struct {
 	replica     string // the replication's target topic
 	sinkDLQ     string
 	replDLQ     string
-	aerospike   string // host:port
+	aero        aeroTarget
 	seed        int64
 	cardinality int
 	partitions  int
@@ -42,13 +41,13 @@ type pipeline struct {
 	configs map[string]map[string]string
 }
 
-func newPipeline(bootstrap, prefix, aerospike string, seed int64) *pipeline {
+func newPipeline(bootstrap, prefix string, aero aeroTarget, seed int64) *pipeline {
 	p := &pipeline{
 		bootstrap:    bootstrap,
 		source:       prefix + "-source",
 		sinkDLQ:      prefix + "-sink-dlq",
 		replDLQ:      prefix + "-repl-dlq",
-		aerospike:    aerospike,
+		aero:         aero,
 		seed:         seed,
 		cardinality:  50,
 		partitions:   6,
@@ -96,9 +95,9 @@ func newPipeline(bootstrap, prefix, aerospike string, seed int64) *pipeline {
 			"connector.class":                   "AerospikeSink",
 			"tasks.max":                         "3",
 			"topics":                            p.replica,
-			"aerospike.hosts":                   aerospike,
-			"aerospike.namespace":               "test",
-			"aerospike.set":                     sinkSet,
+			"aerospike.hosts":                   aero.hosts,
+			"aerospike.namespace":               aero.namespace,
+			"aerospike.set":                     aero.set,
 			"write.mode":                        "increment",
 			"bins.include":                      "amount",
 			"send.key":                          "true",
@@ -111,6 +110,10 @@ func newPipeline(bootstrap, prefix, aerospike string, seed int64) *pipeline {
 			"errors.deadletterqueue.topic.replication.factor": "1",
 			"errors.deadletterqueue.context.headers.enable":   "true",
 		},
+	}
+	if aero.user != "" {
+		p.configs[connSink]["aerospike.user"] = aero.user
+		p.configs[connSink]["aerospike.password"] = aero.password
 	}
 	return p
 }
@@ -170,6 +173,6 @@ func (p *pipeline) randomUpdate(r *rand.Rand) (conn, key, value string) {
 var connectorNames = []string{connDatagen, connRepl, connSink}
 
 func (p *pipeline) String() string {
-	return fmt.Sprintf("%s → %s (DatagenSource %d tasks) → %s (KafkaReplicationSource) → Aerospike test.%s (AerospikeSink increment)",
-		connDatagen, p.source, p.datagenTasks, p.replica, sinkSet)
+	return fmt.Sprintf("%s → %s (DatagenSource %d tasks) → %s (KafkaReplicationSource) → Aerospike %s.%s at %s (AerospikeSink increment)",
+		connDatagen, p.source, p.datagenTasks, p.replica, p.aero.namespace, p.aero.set, p.aero.hosts)
 }

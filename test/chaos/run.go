@@ -21,6 +21,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/connectors/aerospike/aerotest"
 	"github.com/connectd/connectd/framework/verify"
 )
 
@@ -215,9 +216,18 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 		return err
 	}
 	r.progress("built; broker up at %s", r.broker.Bootstrap)
-	r.progress("starting the Aerospike test server process")
+	r.progress("starting the Aerospike test server process (or connecting to the cluster named by %s)", aerotest.EnvHosts)
 	if r.aero, err = startAerospike(ctx, bins.connectd, filepath.Join(o.Dir, "aerospike.log")); err != nil {
 		return err
+	}
+	if r.aero.external() {
+		// Only the test server can fail or slow commands on demand.
+		for _, k := range []string{KindAeroErrors, KindAeroLatency} {
+			if !slices.Contains(r.opts.Exclude, k) {
+				r.opts.Exclude = append(r.opts.Exclude, k)
+			}
+		}
+		r.progress("writing to the external cluster %s, set %s.%s; Aerospike faults excluded (no fault injection there)", r.aero.hosts, r.aero.namespace, r.aero.set)
 	}
 
 	// Plugins: install the three, then the bad-input ones.
@@ -238,7 +248,7 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 
 	// Topics and the pipeline.
 	prefix := fmt.Sprintf("chaos-%d-%d", o.Seed, time.Now().Unix()%100000)
-	r.pl = newPipeline(r.broker.Bootstrap, prefix, r.aero.Addr, o.Seed)
+	r.pl = newPipeline(r.broker.Bootstrap, prefix, r.aero.aeroTarget, o.Seed)
 	admin, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": r.broker.Bootstrap})
 	if err != nil {
 		return err
@@ -322,7 +332,7 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 	// needs integer counters to refuse it).
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		got, _, err := r.aero.counters(sinkSet)
+		got, _, err := r.aero.counters(r.aero.set)
 		if err == nil && len(got) >= r.pl.cardinality {
 			break
 		}
@@ -626,7 +636,7 @@ func (r *run) finish(ctx context.Context) *Report {
 	if dgRep != nil {
 		rep.ExpectedSums = dgRep.Sums
 		if err := poll(ctx, 5*time.Minute, 2*time.Second, func() (bool, error) {
-			got, odd, err := r.aero.counters(sinkSet)
+			got, odd, err := r.aero.counters(r.aero.set)
 			if err != nil {
 				return false, err
 			}

@@ -180,9 +180,12 @@ func (s *sampler) take(ctx context.Context) {
 		smp.PluginFDs += p.FDs
 		lines = append(lines, procLine{now, "plugin", s.r.classOf[p.Exe], p.PID, p.RSSKiB, p.Threads, p.FDs})
 	}
-	if p, ok := readProc(s.r.aero.proc.pid()); ok {
-		smp.AeroRSS = p.RSSKiB
-		lines = append(lines, procLine{now, "aerospike", "aerofake", p.PID, p.RSSKiB, p.Threads, p.FDs})
+	// An external cluster runs elsewhere: nothing to sample.
+	if !s.r.aero.external() {
+		if p, ok := readProc(s.r.aero.proc.pid()); ok {
+			smp.AeroRSS = p.RSSKiB
+			lines = append(lines, procLine{now, "aerospike", "aerofake", p.PID, p.RSSKiB, p.Threads, p.FDs})
+		}
 	}
 	if pid := s.r.broker.pid(); pid != 0 {
 		if p, ok := readProc(pid); ok {

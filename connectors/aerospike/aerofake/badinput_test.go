@@ -53,8 +53,6 @@ func TestBadFramesCloseConnection(t *testing.T) {
 func TestBadMessagesAnswerAndKeepConnection(t *testing.T) {
 	srv, _ := testServer(t)
 	kf := keyFields(t, "test", "demo", "k")
-	badHeader := msgBody(0x03, 0, 0, 0, 0, kf, nil)
-	badHeader[0] = 30
 	truncatedFields := msgBody(0x03, 0, 0, 0, 0, kf, nil)
 	binary.BigEndian.PutUint16(truncatedFields[18:], 9)
 	hugeField := msgBody(0x03, 0, 0, 0, 0, kf, nil)
@@ -71,12 +69,13 @@ func TestBadMessagesAnswerAndKeepConnection(t *testing.T) {
 	}{
 		"empty message":        {3, nil, 4},
 		"short header":         {3, make([]byte, 10), 4},
-		"header_sz not 22":     {3, badHeader, 4},
 		"field count too high": {3, truncatedFields, 4},
 		"field size too large": {3, hugeField, 4},
 		"trailing bytes":       {3, trailing, 4},
 		"op size too large":    {3, hugeOp, 4},
-		"deeply nested list":   {3, msgBody(0, 1, 0, 0, 0, kf, [][]byte{opBytes(2, 20, "l", deep)}), 4},
+		// Nesting is capped at 32 levels; CE 8.1's answer to a 1000-deep
+		// list is not on record (see the package doc).
+		"deeply nested list": {3, msgBody(0, 1, 0, 0, 0, kf, [][]byte{opBytes(2, 20, "l", deep)}), 4},
 		"bad cdt payload": {3, msgBody(0, 0x81, 0, 0, 0, kf, [][]byte{
 			opBytes(4, 4, "m", []byte{0x00, 0x43, 0x93, 0xc1})}), 4},
 		"cdt context": {3, msgBody(0, 0x81, 0, 0, 0, kf, [][]byte{
@@ -99,7 +98,7 @@ func TestBadMessagesAnswerAndKeepConnection(t *testing.T) {
 		"scan without partition-done bit": {3, msgBody(0x01, 0, 0, 0, 0, [][]byte{fieldBytes(0, []byte("test"))}, nil), 16},
 		"background scan":                 {3, msgBody(0, 0x01, 0x04, 0, 0, [][]byte{fieldBytes(0, []byte("test"))}, [][]byte{opBytes(2, 1, "v", int64Bytes(1))}), 16},
 		"secondary index query": {3, msgBody(0x01, 0, 0x04, 0, 0, [][]byte{
-			fieldBytes(0, []byte("test")), fieldBytes(21, []byte("idx"))}, nil), 201},
+			fieldBytes(0, []byte("test")), fieldBytes(21, []byte("idx"))}, nil), 16},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

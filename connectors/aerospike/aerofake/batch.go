@@ -137,7 +137,7 @@ func (c *conn) handleBatch(m *message, fieldType byte) error {
 		case fieldFilterExp:
 			return c.batchFail(UnsupportedFeature)
 		default:
-			return c.batchFail(ParameterError)
+			// Unknown field types are skipped, as CE 8.1 does.
 		}
 	}
 	payload, _ := m.field(fieldType)

@@ -14,7 +14,7 @@ import (
 // Per-record operations are atomic: concurrent increments from many client
 // connections never lose an update.
 func TestConcurrentAddIsAtomic(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "counter")
 	const workers, each = 8, 250
 	var wg sync.WaitGroup
@@ -45,7 +45,7 @@ func TestConcurrentAddIsAtomic(t *testing.T) {
 // Optimistic concurrency with EXPECT_GEN_EQUAL: read-modify-write loops that
 // retry on GENERATION_ERROR apply every increment exactly once.
 func TestConcurrentGenerationCAS(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "cas")
 	noErr(t, c.Put(nil, k, as.BinMap{"n": 0}))
 	const workers, each = 6, 60

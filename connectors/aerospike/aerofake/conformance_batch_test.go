@@ -40,7 +40,7 @@ func keys(t testing.TB, ns, set string, from, to int) []*as.Key {
 // §3 field 42: BatchGet returns a record per present key and nil for misses,
 // with all bins or named bins; BatchExists and BatchGetHeader per key.
 func TestBatchGetExistsHeader(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	ks := keys(t, "test", "demo", 0, 10)
 	for i, k := range ks {
 		if i%2 == 0 {
@@ -82,7 +82,7 @@ func TestBatchGetExistsHeader(t *testing.T) {
 // §3 field 41: BatchOperate with per-row generation / exists policies,
 // BatchDelete rows and BatchRead rows; each row gets its own result code.
 func TestBatchOperatePerRowPolicies(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := keys(t, "test", "demo", 0, 8)
 	noErr(t, c.Put(nil, k[0], as.BinMap{"v": 0}))
 	noErr(t, c.Put(nil, k[1], as.BinMap{"v": 1}))
@@ -142,7 +142,7 @@ func TestBatchOperatePerRowPolicies(t *testing.T) {
 
 // §3.2 BatchWrite rows carry RESPOND_ALL_OPS: map ops answer per op.
 func TestBatchOperateMapOps(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	ks := keys(t, "test", "demo", 0, 3)
 	rows := make([]as.BatchRecordIfc, 0, len(ks))
 	for i, k := range ks {
@@ -163,7 +163,7 @@ func TestBatchOperateMapOps(t *testing.T) {
 // §3: a batch large enough to span many reply frames, with REPEAT rows
 // (consecutive keys of one namespace/set), and keys from two namespaces.
 func TestBatchLargeAcrossFrames(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	const n = 6000
 	ks := keys(t, "test", "demo", 0, n)
 	ks = append(ks, keys(t, "ttl", "other", 0, 10)...)
@@ -197,7 +197,7 @@ func TestBatchLargeAcrossFrames(t *testing.T) {
 
 // §3.1: a one-key batch goes through the single-record path.
 func TestBatchSingleKey(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "one")
 	rows := []as.BatchRecordIfc{as.NewBatchWrite(nil, k, as.PutOp(as.NewBin("v", 1)))}
 	noErr(t, c.BatchOperate(nil, rows))
@@ -225,7 +225,7 @@ func scanDigests(t testing.TB, rs *as.Recordset) map[string]*as.Record {
 // §4: a scan returns every record of the set exactly once, with bins, and
 // respects the set filter; a whole-namespace scan returns all sets.
 func TestScanEveryRecordOnce(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	const n = 3000
 	for i := 0; i < n; i++ {
 		set := "a"
@@ -234,7 +234,7 @@ func TestScanEveryRecordOnce(t *testing.T) {
 		}
 		noErr(t, c.Put(nil, mustKey(t, "test", set, i), as.BinMap{"i": i}))
 	}
-	rs, err := c.ScanAll(nil, "test", "a")
+	rs, err := c.ScanAll(nil, nsName(t, "test"), setName(t, "a"))
 	noErr(t, err)
 	got := scanDigests(t, rs)
 	if len(got) != n-n/3 {
@@ -246,18 +246,22 @@ func TestScanEveryRecordOnce(t *testing.T) {
 			t.Fatalf("unexpected record in set a: %v", r)
 		}
 	}
-	rs, err = c.ScanAll(nil, "test", "")
-	noErr(t, err)
-	if got := scanDigests(t, rs); len(got) != n {
-		t.Fatalf("namespace scan: %d records, want %d", len(got), n)
+	if _, ok := externalCluster(t); ok {
+		t.Log("whole-namespace scan not checked against the external cluster: its namespace holds other records")
+	} else {
+		rs, err = c.ScanAll(nil, "test", "")
+		noErr(t, err)
+		if got := scanDigests(t, rs); len(got) != n {
+			t.Fatalf("namespace scan: %d records, want %d", len(got), n)
+		}
 	}
-	rs, err = c.ScanAll(nil, "test", "nosuchset")
+	rs, err = c.ScanAll(nil, nsName(t, "test"), setName(t, "nosuchset"))
 	noErr(t, err)
 	if got := scanDigests(t, rs); len(got) != 0 {
 		t.Fatalf("unknown set: %d records", len(got))
 	}
 	// Bin selection and metadata-only scans.
-	rs, err = c.ScanAll(nil, "test", "b", "nope")
+	rs, err = c.ScanAll(nil, nsName(t, "test"), setName(t, "b"), "nope")
 	noErr(t, err)
 	for _, r := range scanDigests(t, rs) {
 		if len(r.Bins) != 0 {
@@ -266,7 +270,7 @@ func TestScanEveryRecordOnce(t *testing.T) {
 	}
 	sp := as.NewScanPolicy()
 	sp.IncludeBinData = false
-	rs, err = c.ScanAll(sp, "test", "b")
+	rs, err = c.ScanAll(sp, nsName(t, "test"), setName(t, "b"))
 	noErr(t, err)
 	for _, r := range scanDigests(t, rs) {
 		if len(r.Bins) != 0 || r.Generation != 1 {
@@ -278,14 +282,14 @@ func TestScanEveryRecordOnce(t *testing.T) {
 // §4: scans by partition range split the records without overlap, and
 // MAX_RECORDS pagination with digest resume returns each record exactly once.
 func TestScanPartitionsAndPagination(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	const n = 1500
 	for i := 0; i < n; i++ {
 		noErr(t, c.Put(nil, mustKey(t, "test", "p", i), as.BinMap{"i": i}))
 	}
 	all := map[string]bool{}
 	for _, r := range [][2]int{{0, 1000}, {1000, 3000}, {4000, 96}} {
-		rs, err := c.ScanPartitions(nil, as.NewPartitionFilterByRange(r[0], r[1]), "test", "p")
+		rs, err := c.ScanPartitions(nil, as.NewPartitionFilterByRange(r[0], r[1]), nsName(t, "test"), setName(t, "p"))
 		noErr(t, err)
 		for d, rec := range scanDigests(t, rs) {
 			pid := aerofake.PartitionID([20]byte([]byte(d)))
@@ -310,7 +314,7 @@ func TestScanPartitionsAndPagination(t *testing.T) {
 		if pages > 100 {
 			t.Fatal("pagination did not finish")
 		}
-		rs, err := c.ScanPartitions(sp, pf, "test", "p")
+		rs, err := c.ScanPartitions(sp, pf, nsName(t, "test"), setName(t, "p"))
 		noErr(t, err)
 		page := scanDigests(t, rs)
 		if len(page) > 97 {
@@ -332,11 +336,11 @@ func TestScanPartitionsAndPagination(t *testing.T) {
 // pquery feature) returns every record; with a secondary-index filter it
 // fails as a node without the index would.
 func TestQueryWithoutFilter(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	for i := 0; i < 200; i++ {
 		noErr(t, c.Put(nil, mustKey(t, "test", "q", i), as.BinMap{"i": i, "j": -i}))
 	}
-	rs, err := c.Query(nil, as.NewStatement("test", "q", "i"))
+	rs, err := c.Query(nil, as.NewStatement(nsName(t, "test"), setName(t, "q"), "i"))
 	noErr(t, err)
 	got := scanDigests(t, rs)
 	if len(got) != 200 {
@@ -347,7 +351,7 @@ func TestQueryWithoutFilter(t *testing.T) {
 			t.Fatalf("bin selection ignored: %v", r.Bins)
 		}
 	}
-	st := as.NewStatement("test", "q")
+	st := as.NewStatement(nsName(t, "test"), setName(t, "q"))
 	noErr(t, st.SetFilter(as.NewRangeFilter("i", 0, 10)))
 	rs, err = c.Query(nil, st)
 	if err == nil {

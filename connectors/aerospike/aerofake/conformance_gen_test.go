@@ -105,7 +105,7 @@ func TestGenWrapsTo1(t *testing.T) {
 // §6 "each successful write, touch, operate-with-write → gen += 1, including
 // writes that change nothing"; reads do not.
 func TestGenEveryWriteBumps(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "bump")
 	steps := []struct {
 		name string
@@ -136,7 +136,7 @@ func TestGenEveryWriteBumps(t *testing.T) {
 // §6 "EXPECT_GEN_EQUAL g, record missing": g == 0 creates; g ≠ 0 → rc 3 and
 // nothing is created.
 func TestGenExpectEqualMissingRecord(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	for _, tc := range []struct {
 		gen    uint32
 		wantOK bool
@@ -156,7 +156,7 @@ func TestGenExpectEqualMissingRecord(t *testing.T) {
 // §6 "EXPECT_GEN_EQUAL g, record present": g == gen ok, else rc 3 (g = 0
 // included: it acts as create-only but fails with 3, not 5).
 func TestGenExpectEqualPresentRecord(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "present")
 	noErr(t, c.Put(nil, k, as.BinMap{"v": 1}))
 	noErr(t, c.Put(genPolicy(as.EXPECT_GEN_EQUAL, 1), k, as.BinMap{"v": 2}))
@@ -171,7 +171,7 @@ func TestGenExpectEqualPresentRecord(t *testing.T) {
 
 // §6 "EXPECT_GEN_GT g": ok iff g > current gen (0 when missing).
 func TestGenExpectGT(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "gt")
 	wantRC(t, c.Put(genPolicy(as.EXPECT_GEN_GT, 0), k, as.BinMap{"v": 1}), types.GENERATION_ERROR)
 	wantMissing(t, c, k)
@@ -185,7 +185,7 @@ func TestGenExpectGT(t *testing.T) {
 
 // §6 "CREATE_ONLY, record present → rc 5"; the record is unchanged.
 func TestExistsCreateOnly(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "co")
 	noErr(t, c.Put(existsPolicy(as.CREATE_ONLY), k, as.BinMap{"v": 1}))
 	wantRC(t, c.Put(existsPolicy(as.CREATE_ONLY), k, as.BinMap{"v": 2}), types.KEY_EXISTS_ERROR)
@@ -197,7 +197,7 @@ func TestExistsCreateOnly(t *testing.T) {
 
 // §6 "UPDATE_ONLY / REPLACE_ONLY / Touch, record missing → rc 2".
 func TestExistsMustExistOnMissing(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	cases := map[string]func(k *as.Key) error{
 		"update-only":  func(k *as.Key) error { return c.Put(existsPolicy(as.UPDATE_ONLY), k, as.BinMap{"v": 1}) },
 		"replace-only": func(k *as.Key) error { return c.Put(existsPolicy(as.REPLACE_ONLY), k, as.BinMap{"v": 1}) },
@@ -223,7 +223,7 @@ func TestExistsMustExistOnMissing(t *testing.T) {
 // §2.8 write rule 7: UPDATE merges bins, REPLACE / REPLACE_ONLY start from
 // an empty bin set, UPDATE_ONLY merges into an existing record.
 func TestExistsUpdateAndReplaceBins(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	for _, tc := range []struct {
 		action as.RecordExistsAction
 		want   as.BinMap
@@ -259,7 +259,7 @@ func TestExistsUpdateAndReplaceBins(t *testing.T) {
 // modify, DELETE_ALL or a touch → rc 4, and the record is left as it was
 // (real CE 8.1; a touch alone under REPLACE too).
 func TestExistsReplaceWithModifyOpsIsParameterError(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "rep")
 	noErr(t, c.Put(nil, k, as.BinMap{"n": 1}))
 	for name, o := range map[string]*as.Operation{
@@ -290,7 +290,7 @@ func TestExistsReplaceWithModifyOpsIsParameterError(t *testing.T) {
 
 // §6 "delete, missing → rc 2": the Go client reports existed=false, no error.
 func TestDeleteMissing(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	existed, err := c.Delete(nil, mustKey(t, "test", "demo", "nope"))
 	noErr(t, err)
 	if existed {
@@ -300,7 +300,7 @@ func TestDeleteMissing(t *testing.T) {
 
 // §6 "delete with gen policy → checked like writes → rc 3".
 func TestDeleteWithGeneration(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "dg")
 	noErr(t, c.Put(nil, k, as.BinMap{"v": 1}))
 	noErr(t, c.Put(nil, k, as.BinMap{"v": 2}))
@@ -319,7 +319,7 @@ func TestDeleteWithGeneration(t *testing.T) {
 
 // §6 "durable delete on CE → rc 25", checked before the lookup.
 func TestDeleteDurableIsEnterpriseOnly(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "dd")
 	durable := writePolicy(func(p *as.WritePolicy) { p.DurableDelete = true })
 	_, err := c.Delete(durable, k)
@@ -335,7 +335,7 @@ func TestDeleteDurableIsEnterpriseOnly(t *testing.T) {
 // §2.8 delete: CE leaves no tombstone, so a re-created record starts at
 // generation 1 again (the ABA hazard the sink's positions bin guards against).
 func TestDeleteThenRecreateStartsAtOne(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "aba")
 	for i := 0; i < 3; i++ {
 		noErr(t, c.Put(nil, k, as.BinMap{"v": i}))
@@ -353,17 +353,17 @@ func TestDeleteThenRecreateStartsAtOne(t *testing.T) {
 // §2.8 write rule 5 and read rule: a record written under one set cannot be
 // read or written under another set name (same digest) → rc 4.
 func TestSetNameMismatch(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "s")
 	noErr(t, c.Put(nil, k, as.BinMap{"v": 1}))
-	other, err := as.NewKeyWithDigest("test", "other", "s", k.Digest())
+	other, err := as.NewKeyWithDigest(nsName(t, "test"), setName(t, "other"), "s", k.Digest())
 	noErr(t, err)
 	wantRC(t, c.Put(nil, other, as.BinMap{"v": 2}), types.PARAMETER_ERROR)
 	_, err = c.Get(nil, other)
 	wantRC(t, err, types.PARAMETER_ERROR)
 	_, err = c.Delete(nil, other)
 	wantRC(t, err, types.PARAMETER_ERROR)
-	noSet, err := as.NewKeyWithDigest("test", "", "s", k.Digest())
+	noSet, err := as.NewKeyWithDigest(nsName(t, "test"), "", "s", k.Digest())
 	noErr(t, err)
 	wantRC(t, c.Put(nil, noSet, as.BinMap{"v": 2}), types.PARAMETER_ERROR)
 	wantGen(t, c, k, 1)
@@ -506,7 +506,7 @@ func TestTTLVoidTimeInResponses(t *testing.T) {
 	recs, err := c.BatchGet(nil, []*as.Key{k, mustKey(t, "test", "demo", "other")})
 	noErr(t, err)
 	check("batch", recs[0].Expiration)
-	rs, err := c.ScanAll(nil, "test", "demo")
+	rs, err := c.ScanAll(nil, nsName(t, "test"), setName(t, "demo"))
 	noErr(t, err)
 	for res := range rs.Results() {
 		noErr(t, res.Err)

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ import (
 // §2.8 reads: a missing record → rc 2 for get, header and operate (the client
 // reports it as ErrKeyNotFound, or as nil/false for header and exists).
 func TestReadMissing(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "missing")
 	_, err := c.Get(nil, k)
 	wantRC(t, err, types.KEY_NOT_FOUND_ERROR)
@@ -42,7 +43,7 @@ func TestReadMissing(t *testing.T) {
 // §2.8 reads: GET_NO_BINS → generation and void-time, no bins; GET_ALL →
 // every bin; named reads → only bins that exist.
 func TestReadShapes(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "r")
 	bins := as.BinMap{
 		"i": 42, "f": 1.5, "s": "str", "b": []byte{1, 2}, "t": true,
@@ -71,7 +72,7 @@ func TestReadShapes(t *testing.T) {
 // §2.8 reads: with RESPOND_ALL_OPS a named read of a missing bin comes back
 // as a NULL op (the client shows the bin with a nil value).
 func TestReadMissingBinUnderRespondAllOps(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "ra")
 	noErr(t, c.Put(nil, k, as.BinMap{"a": 1}))
 	r, err := c.Operate(nil, k, as.GetBinOp("nope"), as.MapSizeOp("alsonope"))
@@ -113,10 +114,7 @@ func TestRawParameterErrors(t *testing.T) {
 		"unknown op":       msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(99, 1, "a", int64Bytes(1))}),
 		"unknown particle": msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 99, "a", []byte{1})}),
 		"bad integer size": msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 1, "a", []byte{1, 2, 3})}),
-		"bad map particle": msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 19, "a", []byte{0x82, 0x01})}),
-		"unknown field":    msgBody(0x03, 0, 0, 0, 0, append(kf, fieldBytes(77, []byte("x"))), nil),
 		"short digest":     msgBody(0x03, 0, 0, 0, 0, [][]byte{fieldBytes(0, []byte("test")), fieldBytes(4, []byte{1, 2, 3})}, nil),
-		"no namespace":     msgBody(0x03, 0, 0, 0, 0, kf[1:], nil),
 	} {
 		t.Run(name, func(t *testing.T) {
 			rc := dialRaw(t, srv)
@@ -130,9 +128,48 @@ func TestRawParameterErrors(t *testing.T) {
 	wantGen(t, c, mustKey(t, "test", "demo", "raw"), 1)
 }
 
+// Raw-protocol messages the client never sends, answered as CE 8.1
+// answered them: unknown fields and header_sz are ignored, a missing
+// namespace is an unknown one, a map particle that does not parse is a
+// server error.
+func TestRawAnswersAsCE81(t *testing.T) {
+	srv, c := testServer(t)
+	noErr(t, c.Put(nil, mustKey(t, "test", "demo", "raw"), as.BinMap{"a": 1}))
+	kf := keyFields(t, "test", "demo", "raw")
+	readAll := func(fields [][]byte) []byte { return msgBody(0x03, 0, 0, 0, 0, fields, nil) }
+	badHeaderSz := readAll(kf)
+	badHeaderSz[0] = 30
+	zeroHeaderSz := readAll(kf)
+	zeroHeaderSz[0] = 0
+	for _, tt := range []struct {
+		name string
+		body []byte
+		rc   byte
+		ops  int // ops in the reply: 1 = bin a read back
+	}{
+		{"unknown field", readAll(append(kf, fieldBytes(77, []byte("x")))), 0, 1},
+		{"unknown field before the namespace", readAll(append([][]byte{fieldBytes(200, nil)}, kf...)), 0, 1},
+		{"header_sz 30", badHeaderSz, 0, 1},
+		{"header_sz 0", zeroHeaderSz, 0, 1},
+		{"no namespace", readAll(kf[1:]), 20, 0},
+		{"broken map particle", msgBody(0, 0x01, 0, 0, 0, kf, [][]byte{opBytes(2, 19, "a", []byte{0x82, 0x01})}), 1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rc := dialRaw(t, srv)
+			rc.send(frame(3, tt.body))
+			code, _, body := rc.mustReply()
+			if ops := int(binary.BigEndian.Uint16(body[20:22])); code != tt.rc || ops != tt.ops {
+				t.Fatalf("rc %d with %d ops, want rc %d with %d ops", code, ops, tt.rc, tt.ops)
+			}
+		})
+	}
+	// The refused write left the record as it was.
+	wantGen(t, c, mustKey(t, "test", "demo", "raw"), 1)
+}
+
 // §2.8 writes rule 1: a bin name longer than 15 bytes → rc 21.
 func TestWriteBinNameTooLong(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "long")
 	wantRC(t, c.Put(nil, k, as.BinMap{strings.Repeat("b", 16): 1}), types.BIN_NAME_TOO_LONG)
 	wantMissing(t, c, k)
@@ -144,7 +181,7 @@ func TestWriteBinNameTooLong(t *testing.T) {
 // §2.8 writes rules 7-8: a NULL WRITE deletes the bin; a write that leaves no
 // bins deletes the record (gen 0 in the reply); on a missing record → rc 2.
 func TestWriteNullBinsAndEmptyRecord(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "nil")
 	noErr(t, c.Put(nil, k, as.BinMap{"a": 1, "b": 2}))
 	noErr(t, c.Put(nil, k, as.BinMap{"a": nil}))
@@ -173,7 +210,7 @@ func TestWriteNullBinsAndEmptyRecord(t *testing.T) {
 // §5.3 / §2.8 rule 7: INCR creates a missing bin, adds (wrapping) to an
 // integer, adds floats, and a type mismatch → rc 12.
 func TestWriteIncr(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "incr")
 	noErr(t, c.AddBins(nil, k, as.NewBin("n", 5), as.NewBin("f", 1.25)))
 	noErr(t, c.AddBins(nil, k, as.NewBin("n", -2), as.NewBin("f", 0.5)))
@@ -202,7 +239,7 @@ func TestWriteIncr(t *testing.T) {
 
 // §2.8 rule 7: APPEND/PREPEND on strings and blobs; mismatch → rc 12.
 func TestWriteAppendPrepend(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "app")
 	noErr(t, c.AppendBins(nil, k, as.NewBin("s", "mid")))
 	noErr(t, c.AppendBins(nil, k, as.NewBin("s", "-end")))
@@ -228,7 +265,7 @@ func TestWriteSendKey(t *testing.T) {
 	if !ok || rec.Key != "user-key" {
 		t.Fatalf("stored key = %v (%v)", rec.Key, ok)
 	}
-	rs, err := c.ScanAll(nil, "test", "demo")
+	rs, err := c.ScanAll(nil, nsName(t, "test"), setName(t, "demo"))
 	noErr(t, err)
 	n := 0
 	for res := range rs.Results() {
@@ -252,7 +289,7 @@ func TestWriteSendKey(t *testing.T) {
 // 1 MiB − 57 bytes in set "demo" and refuses one byte more. The set name, a
 // stored key, a TTL and the bin name count.
 func TestWriteRecordTooBig(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	for _, tc := range []struct {
 		name    string
 		ns      string // default "test"
@@ -270,6 +307,10 @@ func TestWriteRecordTooBig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := cmp.Or(tc.ns, "test")
 			k := mustKey(t, ns, tc.set, "big")
+			// The set name is stored with the record: on an external
+			// cluster the test's own (longer) set name takes its bytes, and
+			// the namespace's limit is the cluster's.
+			tc.max += storedSetSize(tc.set) - storedSetSize(k.SetName()) + maxRecordSize(t, c, k.Namespace()) - 1<<20
 			p := writePolicy(func(p *as.WritePolicy) { p.SendKey, p.Expiration = tc.sendKey, tc.ttl })
 			wantRC(t, c.Put(p, k, as.BinMap{tc.bin: strings.Repeat("x", tc.max+1)}), types.RECORD_TOO_BIG)
 			wantMissing(t, c, k)
@@ -289,11 +330,36 @@ func TestWriteRecordTooBig(t *testing.T) {
 	}
 }
 
+// storedSetSize is what a set name adds to a stored record.
+func storedSetSize(set string) int {
+	if set == "" {
+		return 0
+	}
+	return 1 + len(set)
+}
+
+// maxRecordSize is the namespace's max-record-size as the server reports
+// it, 1 MiB (CE 8.1's default) when it reports none.
+func maxRecordSize(t testing.TB, c *as.Client, ns string) int {
+	t.Helper()
+	cmd := "namespace/" + ns
+	info, err := c.GetNodes()[0].RequestInfo(as.NewInfoPolicy(), cmd)
+	noErr(t, err)
+	for _, kv := range strings.Split(info[cmd], ";") {
+		if v, ok := strings.CutPrefix(kv, "max-record-size="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 1 << 20
+}
+
 // §2.8 write response / §5.2: with RESPOND_ALL_OPS every op answers in
 // order; writes answer NULL, map puts the size; results of one bin merge
 // into a list.
 func TestOperateRespondAllOps(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "op")
 	r, err := c.Operate(nil, k,
 		as.PutOp(as.NewBin("a", 1)),
@@ -333,7 +399,7 @@ func TestOperateRespondAllOps(t *testing.T) {
 // on a missing record → rc 2; with a following write it leaves only the new
 // bins and keeps the generation sequence (the sink's delete-to-positions).
 func TestOperateDeleteAll(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "del")
 	noErr(t, c.Put(nil, k, as.BinMap{"a": 1, "b": 2}))
 	r, err := c.Operate(nil, k, as.DeleteOp())
@@ -357,7 +423,7 @@ func TestOperateDeleteAll(t *testing.T) {
 
 // §5.1 map put / get by key with every return type the sink may use.
 func TestMapPutAndGetByKey(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "map")
 	// A map modify on a missing record creates the record and the map.
 	r, err := c.Operate(nil, k, as.MapPutOp(as.DefaultMapPolicy(), "m", "a", 1))
@@ -420,7 +486,7 @@ func TestMapPutAndGetByKey(t *testing.T) {
 // §5.1 map increment: a missing key starts from 0, a missing bin creates the
 // map, floats add, a non-numeric value → rc 4.
 func TestMapIncrement(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "inc")
 	p := as.DefaultMapPolicy()
 	r, err := c.Operate(nil, k, as.MapIncrementOp(p, "m", "n", 5))
@@ -449,7 +515,7 @@ func TestMapIncrement(t *testing.T) {
 // §5.2: map read on a missing bin → NULL; on a non-map bin → rc 12; map
 // modify on a non-map bin → rc 12.
 func TestMapWrongBins(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "wrong")
 	noErr(t, c.Put(nil, k, as.BinMap{"i": 1}))
 	r, err := c.Operate(nil, k, as.MapGetByKeyOp("nomap", "a", as.MapReturnType.VALUE))
@@ -466,7 +532,7 @@ func TestMapWrongBins(t *testing.T) {
 // Rule 0.8: map keys compare as decoded values. A uint64 key (encoded 0xcf)
 // is found by an int key (encoded 0xcd).
 func TestMapKeyNormalization(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "norm")
 	noErr(t, c.Put(nil, k, as.BinMap{"m": map[any]any{uint64(300): "x", -5: "neg"}}))
 	r, err := c.Operate(nil, k,
@@ -486,7 +552,7 @@ func TestMapKeyNormalization(t *testing.T) {
 // §5.1 map write flags and legacy write modes: create-only → rc 24,
 // update-only → rc 23, NO_FAIL tolerates, PARTIAL commits the rest.
 func TestMapWriteFlags(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "flags")
 	noErr(t, c.Put(nil, k, as.BinMap{"m": map[any]any{"a": 1}}))
 	unordered := as.MapOrder.UNORDERED
@@ -523,7 +589,7 @@ func TestMapWriteFlags(t *testing.T) {
 // Map remove, clear, put-items and a key-ordered map (returned as ordered
 // pairs by the client).
 func TestMapRemoveClearOrdered(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "demo", "rm")
 	p := as.DefaultMapPolicy()
 	r, err := c.Operate(nil, k, as.MapPutItemsOp(p, "m", map[any]any{"a": 1, "b": 2, "c": 3}),
@@ -557,7 +623,7 @@ func TestMapRemoveClearOrdered(t *testing.T) {
 // stored position is older, EXPECT_GEN_EQUAL g; a concurrent writer with the
 // same stale generation loses with GENERATION_ERROR.
 func TestMapSinkPositionsPattern(t *testing.T) {
-	_, c := testServer(t)
+	c := testClient(t)
 	k := mustKey(t, "test", "sink", "order-1")
 	// First write of offset 10: create-only.
 	_, err := c.Operate(existsPolicy(as.CREATE_ONLY), k,

@@ -56,7 +56,9 @@
 // replication, no secondary indexes, no UDFs, no filter expressions, no
 // other list operations, no bit/HLL operations, no nested CDT contexts, no map rank operations,
 // no compression (these answer UNSUPPORTED_FEATURE, INDEX_NOTFOUND or
-// ENTERPRISE_ONLY, as a CE server without the feature would). Read-touch TTL
+// ENTERPRISE_ONLY, as a CE server without the feature would: a query with
+// a filter gets INDEX_NOTFOUND, index fields without a range get
+// UNSUPPORTED_FEATURE). Read-touch TTL
 // (ReadTouchTTLPercent) is ignored. It must never panic or corrupt one
 // connection's state because another connection sent a malformed frame: bad
 // frames are answered with a result code when the frame boundary is still
@@ -67,14 +69,29 @@
 //
 // Where the Go client can produce a request, the answer is meant to be what
 // CE 8.1 answers; the conformance tests (conformance_*_test.go) hold the
-// real server's recorded answers. Known gaps: raw-protocol messages the
-// client never sends (unknown fields, a wrong header_sz, a missing
-// namespace field, a malformed map, secondary-index queries) may get other
-// result codes than the real server's; the Enterprise security emulation
-// checks logins only (no roles, no refusal of commands on connections that
-// did not log in); K-ordered maps are sized by their msgpack bytes, while
-// the real server may store an offset index with them that counts toward
-// its limit.
+// real server's recorded answers; with AEROSPIKE_HOSTS naming a Community
+// Edition cluster (package aerotest), the ones that talk through the
+// client only run against that cluster instead, to check the answers
+// again. Raw-protocol messages the client never
+// sends are answered as CE 8.1 answered them where that was recorded:
+// unknown field types are skipped (single-record, batch and scan
+// commands), header_sz is ignored (fields start at byte 22 whatever it
+// says), a command without a namespace field gets INVALID_NAMESPACE (20),
+// and a map particle that does not parse gets SERVER_ERROR (1).
+//
+// Not modelled:
+//   - msgpack nesting is capped at 32 levels: a deeper list or map (a
+//     1000-deep list, say) gets PARAMETER_ERROR; the real server's answer
+//     is not on record and may differ;
+//   - other malformed payloads (a CDT op whose arguments do not parse, a
+//     broken list particle, frames whose sizes do not add up) get
+//     PARAMETER_ERROR or a closed connection, without a recorded real
+//     answer to compare with;
+//   - the Enterprise security emulation checks logins only (no roles, no
+//     refusal of commands on connections that did not log in);
+//   - K-ordered maps are sized by their msgpack bytes, while the real
+//     server may store an offset index with them that counts toward its
+//     limit.
 //
 // Tests that need time to pass set Config.Now; tests that need the uint16
 // generation wrap use [Server.SetGeneration].

@@ -122,11 +122,14 @@ func fieldsToRequest(fields []field, req *request, haveDigest bool) {
 			req.rc = UnsupportedFeature
 			return
 		default:
-			req.rc = ParameterError
-			return
+			// CE 8.1 skips fields it has no use for on a single-record
+			// command, unknown types included.
 		}
 	}
-	if !haveNS || !haveDigest {
+	switch {
+	case !haveNS:
+		req.rc = InvalidNamespace // CE 8.1: no namespace field is an unknown namespace
+	case !haveDigest:
 		req.rc = ParameterError
 	}
 }
@@ -362,6 +365,9 @@ func checkWriteParticle(ptype byte, v []byte) ResultCode {
 		if _, err := decodeMap(v); err == nil {
 			return OK
 		}
+		// CE 8.1 answers a map particle it cannot parse with SERVER_ERROR,
+		// not PARAMETER_ERROR (recorded against the real server).
+		return ServerError
 	case ptList:
 		if _, hn, err := mpArrayHeader(v); err == nil && hn > 0 {
 			if n, err := mpSkip(v); err == nil && n == len(v) {

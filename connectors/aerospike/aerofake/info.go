@@ -196,8 +196,8 @@ func (s *Server) namespaceInfo(params string) string {
 	if ns == nil {
 		return "ERROR:20:namespace not found"
 	}
-	return fmt.Sprintf("objects=%d;replication-factor=1;default-ttl=%d;allow-ttl-without-nsup=%t;nsup-period=0",
-		ns.count("", true, s.now().cl), int64(ns.cfg.DefaultTTL.Seconds()), ns.cfg.AllowTTL)
+	return fmt.Sprintf("objects=%d;replication-factor=1;default-ttl=%d;allow-ttl-without-nsup=%t;nsup-period=0;max-record-size=%d",
+		ns.count("", true, s.now().cl), int64(ns.cfg.DefaultTTL.Seconds()), ns.cfg.AllowTTL, s.cfg.MaxRecordSize)
 }
 
 func (s *Server) setsInfo(params string) string {

@@ -18,6 +18,7 @@ type scanRequest struct {
 
 func parseScan(m *message) scanRequest {
 	var sr scanRequest
+	var hasRange, hasIndex bool
 	for _, f := range m.fields {
 		switch f.typ {
 		case fieldNamespace:
@@ -41,20 +42,31 @@ func parseScan(m *message) scanRequest {
 				sr.maxRecords = binary.BigEndian.Uint64(f.data)
 			}
 		case fieldTranID, fieldSocketTimeout, fieldRecordsPerSecond, fieldBValArray, fieldQueryBinList:
-		case fieldIndexName, fieldIndexRange, fieldIndexContext, fieldIndexType:
-			if sr.rc == OK {
-				sr.rc = IndexNotFound // no secondary indexes here
-			}
+		case fieldIndexRange:
+			hasRange = true
+		case fieldIndexName, fieldIndexContext, fieldIndexType:
+			hasIndex = true
 		case fieldFilterExp, fieldUDFFilename, fieldUDFFunction, fieldUDFArglist, fieldUDFOp:
 			if sr.rc == OK {
 				sr.rc = UnsupportedFeature
 			}
 		default:
-			sr.rc = ParameterError
+			// Unknown field types are skipped, as CE 8.1 does.
 		}
 		if sr.rc == ParameterError {
 			return sr
 		}
+	}
+	switch {
+	case sr.rc != OK:
+	case hasRange:
+		// The client's query with a filter: answered as by a node without
+		// the index (this server has none).
+		sr.rc = IndexNotFound
+	case hasIndex:
+		// Index fields without a range (only raw messages have them):
+		// CE 8.1 answered UNSUPPORTED_FEATURE.
+		sr.rc = UnsupportedFeature
 	}
 	if m.info2&info2Write != 0 && sr.rc == OK {
 		sr.rc = UnsupportedFeature // background scans and queries

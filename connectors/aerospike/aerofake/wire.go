@@ -162,9 +162,8 @@ func parseMessage(body []byte, m *message) error {
 	if len(body) < msgHeaderSize {
 		return malformed("message of %d bytes is shorter than its header", len(body))
 	}
-	if body[0] != msgHeaderSize {
-		return malformed("header_sz %d, want %d", body[0], msgHeaderSize)
-	}
+	// body[0] is header_sz. CE 8.1 ignores it and reads the fields at
+	// offset 22 whatever it says; so does this server.
 	m.info1, m.info2, m.info3, m.info4 = body[1], body[2], body[3], body[4]
 	m.generation = binary.BigEndian.Uint32(body[6:10])
 	m.ttl = binary.BigEndian.Uint32(body[10:14])
