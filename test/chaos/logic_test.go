@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -109,6 +110,30 @@ func TestAttribute(t *testing.T) {
 	}
 }
 
+// A unit that a worker kill took down, that the cluster then moved to
+// another worker where a plugin crash hit it before the monitor saw it
+// run: the kill's recovery ends when the unit is named on the new worker,
+// and the crash owns the rest.
+func TestObserveSplitsAMovedUnit(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	m := &monitor{log: slog.New(slog.DiscardHandler), open: map[unit]*episode{}}
+	u := unit{connDatagen, 1}
+	m.observe(at(0.4), u, false, "RUNNING on w1 which is down", "w1")
+	m.observe(at(5), u, false, "UNASSIGNED", "") // no worker named: the same episode
+	m.observe(at(12.9), u, false, "RUNNING on w3 without a plugin process", "w3")
+	m.observe(at(16), u, true, "", "w3")
+	if len(m.closed) != 2 || m.closed[0].End != at(12.9) || m.closed[1].Start != at(12.9) || m.closed[1].Worker != "w3" {
+		t.Fatalf("episodes %+v, want one on w1 until 12.9 s and one on w3 from then", m.closed)
+	}
+	kill := &event{Kind: KindWorkerKill, Disruptive: true, At: t0, WindowEnd: at(30)}
+	crash := &event{Kind: KindPluginKill, At: at(12.8), WindowEnd: at(72), scope: map[string]bool{connDatagen: true}, worker: "w3"}
+	attribute([]*event{kill, crash}, m.closed)
+	if kill.Recovery != 12900*time.Millisecond || crash.Recovery != 3200*time.Millisecond {
+		t.Errorf("recoveries: kill %v, plugin crash %v; want 12.9s and 3.2s", kill.Recovery, crash.Recovery)
+	}
+}
+
 // Every corpus kind builds a record, and the ones the sink must refuse for
 // their key carry the key they are about.
 func TestBadRecordCorpus(t *testing.T) {
@@ -163,7 +188,7 @@ func TestExclude(t *testing.T) {
 // cannot build would count as a violation, not a refusal), has a unique
 // name and expects a 4xx.
 func TestRESTCorpus(t *testing.T) {
-	r := &run{pl: newPipeline("127.0.0.1:1", "chaos-logic", "127.0.0.1:3000", 1)}
+	r := &run{pl: newPipeline("127.0.0.1:1", "chaos-logic", aeroTarget{hosts: "127.0.0.1:3000", namespace: "test", set: "counters"}, 1)}
 	seen := map[string]bool{}
 	for _, c := range r.restCorpus() {
 		if seen[c.name] {

@@ -205,9 +205,20 @@ func firstLine(s string) string {
 	return s
 }
 
-// observe records one unit's state (m.mu held).
+// observe records one unit's state (m.mu held). A unit that is still down
+// but now named on another worker ends its episode there and begins a new
+// one: the cluster has moved it, and what keeps it down from then on (a
+// plugin crash on the new worker, say) is a fault of its own, to which the
+// new episode is attributed, not to the fault that began the first.
 func (m *monitor) observe(now time.Time, u unit, ok bool, why, worker string) {
 	e, isOpen := m.open[u]
+	if !ok && isOpen && worker != "" && e.Worker != "" && worker != e.Worker {
+		e.End = now
+		m.closed = append(m.closed, *e)
+		delete(m.open, u)
+		m.log.Debug("unit moved while down", "unit", u.String(), "from", e.Worker, "to", worker, "why", why, "after", now.Sub(e.Start).Round(time.Millisecond))
+		isOpen = false
+	}
 	switch {
 	case !ok && !isOpen:
 		m.open[u] = &episode{Unit: u, Start: now, Why: why, Worker: worker}
