@@ -282,6 +282,9 @@ func rawRunner(b *testing.B, srv *aerofake.Server, mode string, batchSize int, v
 		}
 	}
 	pol := as.NewBatchPolicy()
+	// The sink's default timeouts: on a loaded machine the client's own
+	// (a 1 s total) fail a batch of 1000 map operations before the sink's would.
+	pol.SocketTimeout, pol.TotalTimeout = 5*time.Second, 10*time.Second
 	wpol := &as.BatchWritePolicy{RecordExistsAction: as.UPDATE, CommitLevel: as.COMMIT_ALL}
 	if mode == ModeReplace {
 		wpol.RecordExistsAction = as.REPLACE
