@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,15 +19,22 @@ import (
 )
 
 const (
-	benchPartitions = 6
+	// benchMapKeyField is the map.key.field of the map modes; every record
+	// writes under the same map key, so that the raw loop can build its
+	// operations once and the maps do not grow during a run.
+	benchMapKeyField = "item"
+	benchMapKey      = "i0"
+	benchPartitions  = 6
 	// benchKeys is a multiple of benchPartitions, so each key stays in one
 	// partition, as Kafka's key partitioner keeps it.
 	benchKeys = 18000
 )
 
 // benchValue returns a JSON object of exactly 1 KiB, decoded as the
-// JsonConverter (schemas.enable=false) hands it to the sink.
-func benchValue(b *testing.B) map[string]any {
+// JsonConverter (schemas.enable=false) hands it to the sink. The map modes
+// need a map key field; it takes its bytes from the payload field so that
+// the record stays 1 KiB.
+func benchValue(b *testing.B, mode string) map[string]any {
 	b.Helper()
 	v := map[string]any{
 		"id":       int64(123456),
@@ -39,6 +47,9 @@ func benchValue(b *testing.B) map[string]any {
 		"tags":     []any{"a", "b", "c"},
 		"address":  map[string]any{"street": "1 Main St", "city": "Springfield", "zip": "12345"},
 		"payload":  "",
+	}
+	if mode == ModeMapPut || mode == ModeMapIncrement {
+		v[benchMapKeyField] = benchMapKey
 	}
 	raw, _ := json.Marshal(v)
 	v["payload"] = strings.Repeat("x", 1024-len(raw))
@@ -104,22 +115,28 @@ func benchKeyNames() []string {
 // variant runs on its own server; run with -count to get medians.
 //
 //	go test -run '^$' -bench BenchmarkSinkThroughput -benchtime 3s -count 5 ./connectors/aerospike/
+//
+// The list and map modes run under their mode's name
+// (list_append/batch=100/protocol), each with the protocol and the raw loop
+// sending the same list or map operations.
 func BenchmarkSinkThroughput(b *testing.B) {
-	value := benchValue(b)
 	keys := benchKeyNames()
-	for _, batchSize := range []int{100, 1000} {
-		for _, v := range benchVariants {
-			b.Run(fmt.Sprintf("batch=%d/%s", batchSize, v), func(b *testing.B) {
-				run := newBenchRunner(b, v, batchSize, value, keys)
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu0 := cpuTime()
-				for i := 0; i < b.N; i++ {
-					run(i)
-				}
-				b.StopTimer()
-				reportRates(b, batchSize, cpu0)
-			})
+	for _, m := range benchModes {
+		value := benchValue(b, m.mode)
+		for _, batchSize := range []int{100, 1000} {
+			for _, v := range m.variants {
+				b.Run(m.prefix+fmt.Sprintf("batch=%d/%s", batchSize, v), func(b *testing.B) {
+					run := newBenchRunner(b, m.mode, v, batchSize, value, keys)
+					b.ReportAllocs()
+					b.ResetTimer()
+					cpu0 := cpuTime()
+					for i := 0; i < b.N; i++ {
+						run(i)
+					}
+					b.StopTimer()
+					reportRates(b, batchSize, cpu0)
+				})
+			}
 		}
 	}
 }
@@ -129,50 +146,77 @@ func BenchmarkSinkThroughput(b *testing.B) {
 // host: the ratios it reports are measured side by side.
 //
 //	go test -run '^$' -bench BenchmarkSinkInterleaved -benchtime 200x -count 5 ./connectors/aerospike/
+//
+// The list and map modes run as list_append/batch=100 and so on: the
+// protocol in that mode beside the raw loop sending the same list or map
+// operations, reported as protocol/raw.
 func BenchmarkSinkInterleaved(b *testing.B) {
-	value := benchValue(b)
 	keys := benchKeyNames()
-	for _, batchSize := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("batch=%d", batchSize), func(b *testing.B) {
-			runs := make([]func(int), len(benchVariants))
-			for i, v := range benchVariants {
-				runs[i] = newBenchRunner(b, v, batchSize, value, keys)
-			}
-			spent := make([]time.Duration, len(runs))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for j := range runs {
-					// Rotate the order so no variant always follows another.
-					k := (i + j) % len(runs)
-					t0 := time.Now()
-					runs[k](i)
-					spent[k] += time.Since(t0)
-				}
-			}
-			b.StopTimer()
-			rate := func(k int) float64 { return float64(b.N*batchSize) / spent[k].Seconds() }
-			for k, v := range benchVariants {
-				b.ReportMetric(rate(k), v+"-records/s")
-			}
-			b.ReportMetric(rate(0)/rate(2), "protocol/raw")
-			b.ReportMetric(rate(1)/rate(2), "blind/raw")
-		})
+	for _, m := range benchModes {
+		value := benchValue(b, m.mode)
+		for _, batchSize := range []int{100, 1000} {
+			b.Run(m.prefix+fmt.Sprintf("batch=%d", batchSize), func(b *testing.B) {
+				interleave(b, m.mode, m.variants, batchSize, value, keys)
+			})
+		}
 	}
 }
 
-var benchVariants = []string{"protocol", "blind", "raw"}
+func interleave(b *testing.B, mode string, variants []string, batchSize int, value map[string]any, keys []string) {
+	runs := make([]func(int), len(variants))
+	for i, v := range variants {
+		runs[i] = newBenchRunner(b, mode, v, batchSize, value, keys)
+	}
+	spent := make([]time.Duration, len(runs))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := range runs {
+			// Rotate the order so no variant always follows another.
+			k := (i + j) % len(runs)
+			t0 := time.Now()
+			runs[k](i)
+			spent[k] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	rate := func(k int) float64 { return float64(b.N*batchSize) / spent[k].Seconds() }
+	raw := slices.Index(variants, "raw")
+	for k, v := range variants {
+		b.ReportMetric(rate(k), v+"-records/s")
+		if k != raw {
+			b.ReportMetric(rate(k)/rate(raw), v+"/raw")
+		}
+	}
+}
+
+// benchModes are the write modes the benchmarks run. replace keeps the
+// unprefixed names of its first figures; blind writing exists for replace
+// only, as list_append and map_increment need effectively.once=true.
+var benchModes = []struct {
+	mode, prefix string
+	variants     []string
+}{
+	{ModeReplace, "", []string{"protocol", "blind", "raw"}},
+	{ModeListAppend, ModeListAppend + "/", []string{"protocol", "raw"}},
+	{ModeMapIncrement, ModeMapIncrement + "/", []string{"protocol", "raw"}},
+	{ModeMapPut, ModeMapPut + "/", []string{"protocol", "raw"}},
+}
 
 // newBenchRunner starts a server and the variant's writer, warms it up so
 // that every key exists, and returns a function applying batch i.
-func newBenchRunner(b *testing.B, variant string, batchSize int, value map[string]any, keys []string) func(int) {
+func newBenchRunner(b *testing.B, mode, variant string, batchSize int, value map[string]any, keys []string) func(int) {
 	b.Helper()
 	srv := startServer(b, aerofake.Config{})
 	warm := len(keys)/batchSize + 1
 	var run func(int)
 	if variant == "raw" {
-		run = rawRunner(b, srv, batchSize, value, keys)
+		run = rawRunner(b, srv, mode, batchSize, value, keys)
 	} else {
-		run = sinkRunner(b, srv, batchSize, value, keys, KeyEffectivelyOne, fmt.Sprint(variant == "protocol"))
+		kv := []string{KeyWriteMode, mode, KeyEffectivelyOne, fmt.Sprint(variant == "protocol")}
+		if mode == ModeMapPut || mode == ModeMapIncrement {
+			kv = append(kv, KeyMapKeyField, benchMapKeyField)
+		}
+		run = sinkRunner(b, srv, batchSize, value, keys, kv...)
 	}
 	for i := 0; i < warm; i++ {
 		run(i)
@@ -202,19 +246,45 @@ func sinkRunner(b *testing.B, srv *aerotest.Cluster, batchSize int, value map[st
 	}
 }
 
-func rawRunner(b *testing.B, srv *aerotest.Cluster, batchSize int, value map[string]any, keys []string) func(int) {
+// rawRunner is the floor for mode: prebuilt operations of the value's
+// fields as the sink writes them in that mode (bin puts under REPLACE, list
+// appends, map puts and increments under the map key), without a
+// positions bin or generation checks.
+func rawRunner(b *testing.B, srv *aerotest.Cluster, mode string, batchSize int, value map[string]any, keys []string) func(int) {
 	client := srv.Client(b)
 	akeys := make([]*as.Key, len(keys))
 	for i, k := range keys {
 		akeys[i], _ = as.NewKey(srv.Namespace, srv.Set("s"), k)
 	}
 	var ops []*as.Operation
+	mapPol := as.DefaultMapPolicy()
 	for name, v := range value {
 		bv, _ := binValue(v)
-		ops = append(ops, as.PutOp(as.NewBin(name, bv)))
+		switch {
+		case mode == ModeReplace:
+			ops = append(ops, as.PutOp(as.NewBin(name, bv)))
+		case mode == ModeListAppend:
+			if l, ok := bv.([]any); ok {
+				ops = append(ops, as.ListAppendOp(name, l...))
+			} else {
+				ops = append(ops, as.ListAppendOp(name, bv))
+			}
+		case name == benchMapKeyField:
+			// The map key field is the key, not a bin.
+		case mode == ModeMapIncrement && isNumber(bv):
+			ops = append(ops, as.MapIncrementOp(mapPol, name, benchMapKey, bv))
+		default:
+			ops = append(ops, as.MapPutOp(mapPol, name, benchMapKey, bv))
+		}
 	}
 	pol := as.NewBatchPolicy()
-	wpol := &as.BatchWritePolicy{RecordExistsAction: as.REPLACE, CommitLevel: as.COMMIT_ALL}
+	// The sink's default timeouts: on a loaded machine the client's own
+	// (a 1 s total) fail a batch of 1000 map operations before the sink's would.
+	pol.SocketTimeout, pol.TotalTimeout = 5*time.Second, 10*time.Second
+	wpol := &as.BatchWritePolicy{RecordExistsAction: as.UPDATE, CommitLevel: as.COMMIT_ALL}
+	if mode == ModeReplace {
+		wpol.RecordExistsAction = as.REPLACE
+	}
 	rows := make([]as.BatchRecordIfc, batchSize)
 	per := (batchSize + benchPartitions - 1) / benchPartitions
 	return func(i int) {
