@@ -150,7 +150,7 @@ func (l *configLog) endOffset(ctx context.Context) (int64, error) {
 		l.endQueries.Add(1)
 		err := l.reader.withConsumer(func(c *kafka.Consumer) error {
 			var err error
-			_, hi, err = c.QueryWatermarkOffsets(l.topic, 0, 5000)
+			_, hi, err = c.QueryWatermarkOffsets(l.topic, 0, queryTimeoutMs(ctx, 5000))
 			return err
 		})
 		if err == nil {

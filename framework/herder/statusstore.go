@@ -169,7 +169,7 @@ func (s *statusStore) readToEnd(ctx context.Context) error {
 	}
 	ends := map[int32]int64{}
 	for _, p := range parts {
-		_, hi, err := s.producer.QueryWatermarkOffsets(s.topic, p, 5000)
+		_, hi, err := s.producer.QueryWatermarkOffsets(s.topic, p, queryTimeoutMs(ctx, 5000))
 		if err != nil {
 			return fmt.Errorf("status topic %s[%d] end offset: %w", s.topic, p, err)
 		}
