@@ -87,7 +87,7 @@ const (
 // before its thread sleeps, on both sides (datachan.Options.SpinWait). It
 // covers a plugin's answer to a put of a hundred records; a sleeping
 // thread's wake-up cost 10–25 µs on the 2-core virtual machine the
-// benchmarks ran on (docs/benchmarks.md, "Polling before sleeping").
+// benchmarks ran on (docs/benchmarks.md, "Plugin boundary").
 const DefaultSpinWait = 50 * time.Microsecond
 
 // SpinWaitFromEnv parses EnvSpinWait, falling back to DefaultSpinWait
