@@ -8,7 +8,7 @@
 #
 #   bench/replication/run.sh [replbench run flags]
 #
-# Defaults: -sizes 1024:1000000,100:5000000 -reps 3 -systems connectd,mm2,raw.
+# Defaults: -sizes 1024:1000000,100:5000000 -reps 3 -systems connectd,mm2,mm2-interval,raw.
 # Environment: BENCH_ARGS (extra flags). Results: bench/out/replication/<time>/
 # (runs.csv, summary.md, per-run logs).
 set -euo pipefail

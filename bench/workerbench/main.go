@@ -1,18 +1,17 @@
 // Command workerbench measures the worker runtime's source path — the
 // exactly-once runner at transaction.boundary=interval and =poll, and the
 // at-least-once runner — against raw confluent-kafka-go consume→produce
-// loops on the same broker, data and client version (the "physical
-// limit" of shared/reference/benchmarks.md §9.3: P2 with transactions, P1
-// without).
+// loops on the same broker, data and client version (the client's own
+// limit: raw-eos with transactions, raw-alo without).
 //
-// Method (§9.1): preload N records of -size bytes into a topic with
+// Method: preload N records of -size bytes into a topic with
 // -partitions partitions, then, for every system in turn (interleaved,
 // -rounds times), drain that topic into a fresh output topic and time it
 // until the last record is committed (exactly-once) or acknowledged
 // (at-least-once). connectd runs in this process with the real plugin
-// boundary: bench/replaysource, a replay source plugin standing in for
-// the not-yet-written KafkaReplicationSource, in its own process, one
-// task. Every run is verified with a read_committed consumer (every
+// boundary: bench/replaysource, a bench-only replay source plugin that
+// reads the input partitions with its own consumer, in its own process,
+// one task. Every run is verified with a read_committed consumer (every
 // record once, in order per partition) and discarded if it fails.
 //
 // Usage (broker from `make kafka-up`):

@@ -92,8 +92,8 @@ func TestSnapshotTaskConfigsWaitForCommit(t *testing.T) {
 
 // A commit record with a huge task count (garbage written into the config
 // topic) is refused like any commit naming missing tasks, without
-// allocating for the count: 2^63-1 used to panic the config reader and
-// with it the worker.
+// allocating for the count: a reader that allocated for 2^63-1 would
+// panic, and with it the worker.
 func TestSnapshotCommitWithHugeTaskCount(t *testing.T) {
 	for _, count := range []string{"2147483647", "9223372036854775807"} {
 		t.Run(count, func(t *testing.T) {

@@ -233,7 +233,7 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 // fight for the transactional id, and the new incarnation's
 // InitTransactions aborts whatever the old producer left open. Without
 // that, a plugin crash whose abort then failed fatally (the chaos soak saw
-// INVALID_TXN_STATE, with no fencing involved) stopped the task for good
+// INVALID_TXN_STATE, with no fencing involved) would stop the task for good
 // on a worker that still owned it.
 func (t *taskRuntime) autoRestart(ctx context.Context, err error) (bool, *noRestartError) {
 	if t.w.cfg.DisableAutoRestart {

@@ -167,7 +167,7 @@ func TestRESTFuzz(t *testing.T) {
 	}
 
 	// The fuzzing starts once the cluster takes writes: startup races are
-	// issue 20's finding 2, not what this test is about.
+	// TestHealthyMeansWritesWork's subject, not this test's.
 	const victim = "hostile-victim"
 	createWhenReady(t, ws[0].url, victim, g.topic)
 

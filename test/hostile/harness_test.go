@@ -407,10 +407,10 @@ func createRunning(t testing.TB, base, name, topic string) {
 
 // createWhenReady is the first create on a fresh worker: /health may
 // answer 200 before the worker takes writes (a 409 without a known leader,
-// or a 500 from a config topic whose metadata is not known yet; issue 20,
-// finding 2), so until the first create succeeds those answers are retried
-// and logged rather than failed. Everything after it is held to the
-// contract.
+// or a 500 from a config topic whose metadata is not known yet; see
+// TestHealthyMeansWritesWork), so until the first create succeeds those
+// answers are retried and logged rather than failed. Everything after it
+// is held to the contract.
 func createWhenReady(t testing.TB, base, name, topic string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"name": name, "config": datagenConfig(name, topic)})

@@ -1,6 +1,6 @@
 // Package quickstart_test runs `make quickstart` the way a newcomer does:
 // on a clean clone of the repository, non-interactively (--once), against
-// the test broker. It also feeds it the bad input of issue 11 — a busy
+// the test broker. It also feeds it the bad input a newcomer meets — a busy
 // port, no Java, leftovers of a killed run — and checks that it says what
 // is wrong in one line or recovers, and never leaves a process behind.
 package quickstart_test

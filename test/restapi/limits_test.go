@@ -25,10 +25,10 @@ const (
 	pluginProcs    = 2
 )
 
-// TestAdmissionLimits is finding 1 of issue 20: POST /connectors with
-// "tasks.max":"100000" answered 201 and the worker melted (thousands of
+// TestAdmissionLimits: without limits, POST /connectors with
+// "tasks.max":"100000" answers 201 and the worker melts (thousands of
 // threads, DELETE timing out), and again after a restart because the
-// config topic replayed it. Every part of that path is bounded now.
+// config topic replays it. Every part of that path is bounded.
 func TestAdmissionLimits(t *testing.T) {
 	c := newCluster(t, 1, map[string]string{
 		"connector.tasks.max.limit":       fmt.Sprint(tasksLimit),

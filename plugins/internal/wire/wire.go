@@ -44,9 +44,9 @@ const (
 
 // Environment variables the host sets for the plugin.
 const (
-	// EnvMaxMessageBytes is the gRPC message limit the plugin's server must
-	// accept (go-plugin's plugin-side server keeps grpc-go's 4 MiB default
-	// otherwise).
+	// EnvMaxMessageBytes is the message limit the plugin must accept, on
+	// its gRPC server (which keeps grpc-go's 4 MiB default otherwise) and
+	// for data channel frames.
 	EnvMaxMessageBytes = "CONNECTD_PLUGIN_MAX_MESSAGE_BYTES"
 	// EnvLogLevel is the plugin's log level (debug, info, warn, error).
 	EnvLogLevel = "CONNECTD_PLUGIN_LOG_LEVEL"
@@ -87,7 +87,7 @@ const (
 // before its thread sleeps, on both sides (datachan.Options.SpinWait). It
 // covers a plugin's answer to a put of a hundred records; a sleeping
 // thread's wake-up cost 10–25 µs on the 2-core virtual machine the
-// benchmarks ran on (docs/benchmarks.md, "Polling before sleeping").
+// benchmarks ran on (docs/benchmarks.md, "Plugin boundary").
 const DefaultSpinWait = 50 * time.Microsecond
 
 // SpinWaitFromEnv parses EnvSpinWait, falling back to DefaultSpinWait
