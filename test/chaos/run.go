@@ -22,6 +22,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerotest"
+	"github.com/connectd/connectd/connectors/datagen/datagencheck"
 	"github.com/connectd/connectd/framework/verify"
 )
 
@@ -581,8 +582,8 @@ func (r *run) finish(ctx context.Context) *Report {
 		r.violate("pause %s: %v", connDatagen, err)
 	}
 	r.waitPaused(ctx, connDatagen, time.Minute)
-	dg := verify.DatagenSpec{Tasks: r.pl.datagenTasks, Seed: r.pl.seed, Cardinality: r.pl.cardinality, IgnoreHeader: badHeader}
-	now, err := verify.CheckDatagen(ctx, r.readOpts(), r.pl.source, dg)
+	dg := datagencheck.Spec{Tasks: r.pl.datagenTasks, Seed: r.pl.seed, Cardinality: r.pl.cardinality, IgnoreHeader: badHeader}
+	now, err := datagencheck.Check(ctx, r.readOpts(), r.pl.source, dg)
 	if err != nil {
 		r.violate("reading %s: %v", r.pl.source, err)
 		return r.complete(ctx, rep)
@@ -604,10 +605,10 @@ func (r *run) finish(ctx context.Context) *Report {
 	rep.Iterations = dg.Iterations
 
 	// 2. The source reaches the end of every task's sequence.
-	var dgRep *verify.DatagenReport
+	var dgRep *datagencheck.Report
 	if err := poll(ctx, 5*time.Minute, 3*time.Second, func() (bool, error) {
 		var err error
-		dgRep, err = verify.CheckDatagen(ctx, r.readOpts(), r.pl.source, dg)
+		dgRep, err = datagencheck.Check(ctx, r.readOpts(), r.pl.source, dg)
 		if err != nil {
 			return false, err
 		}
