@@ -20,6 +20,10 @@ help: ## list the targets
 build: ## build bin/connectd
 	$(GO) build -o $(BIN)/connectd ./cmd/connectd
 
+.PHONY: build-dev
+build-dev: ## build bin/connectd-dev: the Aerospike test double and the quickstart's helpers (never deployed)
+	$(GO) build -o $(BIN)/connectd-dev ./cmd/connectd-dev
+
 .PHONY: plugins
 plugins: ## build every connector plugin into bin/plugins/
 	@mkdir -p $(PLUGIN_DIR)

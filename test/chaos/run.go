@@ -115,17 +115,19 @@ func fmtDur(d time.Duration) string {
 }
 
 type binaries struct {
-	connectd, plugins string
+	connectd, connectdDev, plugins string
 }
 
-// build compiles connectd and the three plugins of the pipeline.
+// build compiles connectd, connectd-dev (the Aerospike test server) and the
+// three plugins of the pipeline.
 func build(ctx context.Context, repo, dir string) (binaries, error) {
-	b := binaries{connectd: filepath.Join(dir, "connectd"), plugins: filepath.Join(dir, "plugins")}
+	b := binaries{connectd: filepath.Join(dir, "connectd"), connectdDev: filepath.Join(dir, "connectd-dev"), plugins: filepath.Join(dir, "plugins")}
 	if err := os.MkdirAll(b.plugins, 0o755); err != nil {
 		return b, err
 	}
 	for _, x := range []struct{ out, pkg string }{
 		{b.connectd, "./cmd/connectd"},
+		{b.connectdDev, "./cmd/connectd-dev"},
 		{filepath.Join(b.plugins, "connectd-datagen"), "./connectors/datagen/cmd/connectd-datagen"},
 		{filepath.Join(b.plugins, "connectd-kafka-replication"), "./connectors/kafka/cmd/connectd-kafka-replication"},
 		{filepath.Join(b.plugins, "connectd-aerospike-sink"), "./connectors/aerospike/cmd/connectd-aerospike-sink"},
@@ -218,7 +220,7 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 	}
 	r.progress("built; broker up at %s", r.broker.Bootstrap)
 	r.progress("starting the Aerospike test server process (or connecting to the cluster named by %s)", aerotest.EnvHosts)
-	if r.aero, err = startAerospike(ctx, bins.connectd, filepath.Join(o.Dir, "aerospike.log")); err != nil {
+	if r.aero, err = startAerospike(ctx, bins.connectdDev, filepath.Join(o.Dir, "aerospike.log")); err != nil {
 		return err
 	}
 	if r.aero.external() {
