@@ -20,6 +20,10 @@ help: ## list the targets
 build: ## build bin/connectd
 	$(GO) build -o $(BIN)/connectd ./cmd/connectd
 
+.PHONY: build-dev
+build-dev: ## build bin/connectd-dev: the Aerospike test double and the quickstart's helpers (never deployed)
+	$(GO) build -o $(BIN)/connectd-dev ./cmd/connectd-dev
+
 .PHONY: plugins
 plugins: ## build every connector plugin into bin/plugins/
 	@mkdir -p $(PLUGIN_DIR)
@@ -39,6 +43,18 @@ lint: ## gofmt check, go vet, staticcheck
 	@# The chaos tag only adds files (test/chaos's suite), so one pass with it covers every package.
 	$(GO) vet -tags chaos ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags chaos ./...
+
+# What a connector plugin imports (docs/writing-a-connector.md): it must
+# build without cgo, so that plugins are static binaries that need no
+# librdkafka; examples/linesource is the worked example built that way.
+SDK_PACKAGES := ./framework/sdk/... ./framework/configdef/... ./framework/data/... \
+	./framework/convert/... ./framework/transform/... ./plugins ./plugins/plugintest/... \
+	./examples/linesource/...
+
+.PHONY: sdk-check
+sdk-check: ## build the plugin SDK (sdk, configdef, data, convert, transform, plugins, plugintest) and examples/linesource with CGO_ENABLED=0
+	CGO_ENABLED=0 $(GO) build $(SDK_PACKAGES)
+	CGO_ENABLED=0 $(GO) build -o /dev/null ./examples/linesource/cmd/connectd-lines
 
 .PHONY: kafka-up
 kafka-up: ## start (or reuse) the local Apache Kafka broker; prints KAFKA_BOOTSTRAP

@@ -35,8 +35,9 @@ import (
 	"github.com/connectd/connectd/internal/quickstart"
 )
 
-// connectdBin is connectd built for the command checks.
-var connectdBin string
+// connectdBin and connectdDevBin are connectd and connectd-dev built for
+// the command checks.
+var connectdBin, connectdDevBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "connectd-deploy-test-")
@@ -47,6 +48,11 @@ func TestMain(m *testing.M) {
 	connectdBin = filepath.Join(dir, "connectd")
 	if out, err := exec.Command("go", "build", "-o", connectdBin, "../cmd/connectd").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build connectd: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	connectdDevBin = filepath.Join(dir, "connectd-dev")
+	if out, err := exec.Command("go", "build", "-o", connectdDevBin, "../cmd/connectd-dev").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build connectd-dev: %v\n%s", err, out)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -169,15 +175,31 @@ func checkWorkerProperties(t *testing.T, path string, env map[string]string) *wo
 // with a real command path: it walks the groups' --help listings.
 func checkCommand(t *testing.T, where string, args []string) {
 	t.Helper()
+	checkCommandOf(t, where, connectdBin, args)
+}
+
+// checkCall checks a shellCalls call: connectd's or connectd-dev's.
+func checkCall(t *testing.T, where string, call []string) {
+	t.Helper()
+	bin := connectdBin
+	if call[0] == "connectd-dev" {
+		bin = connectdDevBin
+	}
+	checkCommandOf(t, where, bin, call[1:])
+}
+
+func checkCommandOf(t *testing.T, where, bin string, args []string) {
+	t.Helper()
+	name := filepath.Base(bin)
 	if len(args) == 0 {
-		t.Errorf("%s: connectd without a command", where)
+		t.Errorf("%s: %s without a command", where, name)
 		return
 	}
 	var path []string
 	for _, a := range args {
-		out, err := exec.Command(connectdBin, append(slices.Clone(path), "--help")...).CombinedOutput()
+		out, err := exec.Command(bin, append(slices.Clone(path), "--help")...).CombinedOutput()
 		if err != nil && len(path) > 0 {
-			t.Errorf("%s: connectd %s --help: %v\n%s", where, strings.Join(path, " "), err, out)
+			t.Errorf("%s: %s %s --help: %v\n%s", where, name, strings.Join(path, " "), err, out)
 			return
 		}
 		children := helpCommands(string(out))
@@ -185,7 +207,7 @@ func checkCommand(t *testing.T, where string, args []string) {
 			return // a leaf: the rest are its flags and arguments
 		}
 		if !slices.Contains(children, a) {
-			t.Errorf("%s: %q is not a command of connectd %s (have %v)", where, a, strings.Join(path, " "), children)
+			t.Errorf("%s: %q is not a command of %s %s (have %v)", where, a, name, strings.Join(path, " "), children)
 			return
 		}
 		path = append(path, a)
@@ -210,14 +232,15 @@ func helpCommands(help string) []string {
 	return out
 }
 
-// shellCalls returns the arguments of every simple command of a shell
-// text whose program is connectd.
+// shellCalls returns every simple command of a shell text whose program
+// is connectd or connectd-dev: the program's base name, then its
+// arguments.
 func shellCalls(text string) [][]string {
 	var out [][]string
 	for _, seg := range regexp.MustCompile(`&&|\|\||[;|&()]|\bdo\b|\bthen\b`).Split(text, -1) {
 		f := strings.Fields(seg)
-		if len(f) > 1 && filepath.Base(f[0]) == "connectd" {
-			out = append(out, f[1:])
+		if len(f) > 1 && (filepath.Base(f[0]) == "connectd" || filepath.Base(f[0]) == "connectd-dev") {
+			out = append(out, append([]string{filepath.Base(f[0])}, f[1:]...))
 		}
 	}
 	return out
@@ -282,7 +305,7 @@ func TestCompose(t *testing.T) {
 			}
 			ports[host] = true
 		}
-		if get(svc, "image") != "connectd:dev" {
+		if img := fmt.Sprint(get(svc, "image")); !strings.HasPrefix(img, "connectd:") {
 			continue
 		}
 		env := map[string]string{}
@@ -298,7 +321,7 @@ func TestCompose(t *testing.T) {
 				t.Errorf("%s: a shell command without connectd", where)
 			}
 			for _, c := range calls {
-				checkCommand(t, where, c)
+				checkCall(t, where, c)
 			}
 		} else {
 			checkCommand(t, where, cmd)
@@ -408,7 +431,7 @@ func TestDockerfile(t *testing.T) {
 			}
 		case "RUN":
 			for _, c := range shellCalls(strings.Join(f[1:], " ")) {
-				checkCommand(t, "Dockerfile RUN", c)
+				checkCall(t, "Dockerfile RUN", c)
 			}
 			for _, m := range regexp.MustCompile(`make ((?:[a-z-]+ ?)+)`).FindAllStringSubmatch(line, -1) {
 				for _, target := range strings.Fields(m[1]) {

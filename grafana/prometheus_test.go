@@ -61,6 +61,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	// Binaries, built from this tree.
 	for _, b := range []struct{ out, pkg string }{
 		{"connectd", "./cmd/connectd"},
+		{"connectd-dev", "./cmd/connectd-dev"},
 		{"connectd-datagen", "./connectors/datagen/cmd/connectd-datagen"},
 		{"connectd-aerospike-sink", "./connectors/aerospike/cmd/connectd-aerospike-sink"},
 	} {
@@ -78,7 +79,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	}
 
 	// The Aerospike test server.
-	aero := start(t, dir, "aerospike", connectd, "dev", "aerospike", "--listen", "127.0.0.1:0", "--namespaces", "test")
+	aero := start(t, dir, "aerospike", filepath.Join(dir, "connectd-dev"), "aerospike", "--listen", "127.0.0.1:0", "--namespaces", "test")
 	aeroAddr := waitLine(t, aero, "AEROSPIKE_ADDR=")
 
 	// The worker, with /metrics on its REST listener and on metrics.listener.

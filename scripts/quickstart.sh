@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/quickstart.sh — what `make quickstart` runs.
 #
-# Builds connectd and the connector plugins, starts the local Kafka broker
-# (scripts/kafka.sh), the Aerospike test server (`connectd dev aerospike`),
+# Builds connectd, connectd-dev and the plugins, starts the local Kafka broker
+# (scripts/kafka.sh), the Aerospike test server (`connectd-dev aerospike`),
 # Prometheus when it is installed, and one connectd worker
 # (quickstart/worker.properties); installs the plugins with
 # `connectd plugin install`; deploys the demo pipeline from
@@ -37,6 +37,9 @@ run_dir=${CONNECTD_RUN_DIR:-$repo/.run}
 # directory relative to it.
 qs=$repo/.run/quickstart
 connectd=$repo/bin/connectd
+# The development tools (Aerospike test double, the pipeline display): not
+# part of the connectd binary.
+connectd_dev=$repo/bin/connectd-dev
 
 once=no
 rest_port=8083
@@ -170,7 +173,7 @@ cleanup() {
   if [[ $started_kafka == no && $keep_topics == no && -n ${QUICKSTART_GROUP:-} && -f $qs/files ]]; then
     # A broker that outlives us: remove this run's topics and groups.
     # shellcheck disable=SC2046
-    "$connectd" dev quickstart cleanup $(cat "$qs/files") --bootstrap "$KAFKA_BOOTSTRAP" \
+    "$connectd_dev" quickstart cleanup $(cat "$qs/files") --bootstrap "$KAFKA_BOOTSTRAP" \
       --worker-config quickstart/worker.properties >/dev/null 2>&1
   fi
   if [[ $started_kafka == yes ]]; then
@@ -251,8 +254,8 @@ fi
 
 # ---------------------------------------------------------------- build
 
-step "building connectd and the connector plugins"
-make --no-print-directory build plugins >"$qs/logs/build.log" 2>&1 || {
+step "building connectd, connectd-dev and the connector plugins"
+make --no-print-directory build build-dev plugins >"$qs/logs/build.log" 2>&1 || {
   tail -n 20 "$qs/logs/build.log" >&2
   die "the build failed; the full output is in ${qs#"$repo"/}/logs/build.log"
 }
@@ -301,7 +304,7 @@ if [[ $once == yes ]]; then export QUICKSTART_MAX_INTERVAL_MS=0; else export QUI
 # ---------------------------------------------------------------- Aerospike
 
 step "Aerospike test server (in-memory; a test double, not a database)"
-start_bg aerospike "$qs/logs/aerospike.log" "$connectd" dev aerospike --listen 127.0.0.1:0 --namespaces test
+start_bg aerospike "$qs/logs/aerospike.log" "$connectd_dev" aerospike --listen 127.0.0.1:0 --namespaces test
 for _ in $(seq 1 100); do
   grep -q '^AEROSPIKE_ADDR=' "$qs/logs/aerospike.log" 2>/dev/null && break
   alive aerospike || die "the Aerospike test server exited: $(tail -n1 "$qs/logs/aerospike.log")"
@@ -387,7 +390,7 @@ say "worker healthy at $rest_url (pid $(head -n1 "$qs/pids/worker"))"
 # ---------------------------------------------------------------- pipeline
 
 step "deploying the pipeline: $pipeline"
-"$connectd" dev quickstart prepare "${files[@]}" --partitions 3 | sed 's/^/  /'
+"$connectd_dev" quickstart prepare "${files[@]}" --partitions 3 | sed 's/^/  /'
 deploy() {
   "$connectd" connectors create -f "$1" --url "$rest_url" | sed 's/^/  /'
 }
@@ -432,7 +435,7 @@ start_bg_fg() { # like start_bg, but keeps the terminal as its output
   "$@" &
   record_pid watch $! "$@"
 }
-start_bg_fg "$connectd" dev quickstart watch "${watch_args[@]}" --live "$live"
+start_bg_fg "$connectd_dev" quickstart watch "${watch_args[@]}" --live "$live"
 rc=0
 wait "$(head -n1 "$qs/pids/watch")" || rc=$?
 rm -f "$qs/pids/watch"

@@ -47,6 +47,9 @@ fi
 step "lint"
 make --no-print-directory lint
 
+step "the plugin SDK builds without cgo"
+make --no-print-directory sdk-check
+
 step "go test"
 # Integration tests need the broker; with CI=true a missing one fails them.
 # Three packages at a time on two cores: the slow packages spend most of

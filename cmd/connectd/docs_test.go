@@ -89,8 +89,9 @@ func TestWalkCommand(t *testing.T) {
 		{[]string{"connectors", "list|get|status"}, true},
 		{[]string{"connectors", "list|gett"}, false},
 		{[]string{"connector", "list"}, false},
-		{[]string{"dev", "aerospike", "--listen", "x"}, true},
-		{[]string{"dev", "kafka"}, false},
+		{[]string{"verify", "datagen", "--topic", "x"}, true},
+		{[]string{"verify", "kafka"}, false},
+		{[]string{"dev", "aerospike"}, false}, // connectd-dev's, not connectd's
 		{[]string{"worker", "worker.properties"}, true},
 	} {
 		if got := walkCommand(rootCommand(), tc.args) == ""; got != tc.ok {

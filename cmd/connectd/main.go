@@ -47,7 +47,6 @@ func rootCommand() *command {
 		summary: "Kafka Connect–style connector framework with exactly-once Kafka and effectively-once Aerospike outputs",
 		children: []*command{
 			versionCommand(),
-			devCommand(),
 			pluginCommand(),
 			connectorsCommand(),
 			pluginsCommand(),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/connectd/connectd/connectors/datagen/datagencheck"
 	"github.com/connectd/connectd/framework/properties"
 	"github.com/connectd/connectd/framework/verify"
 )
@@ -197,7 +198,7 @@ func verifyDatagenCommand() *command {
 			if err != nil {
 				return err
 			}
-			rep, err := verify.CheckDatagen(ctx, o, topic, verify.DatagenSpec{
+			rep, err := datagencheck.Check(ctx, o, topic, datagencheck.Spec{
 				Tasks: tasks, Seed: seed, Cardinality: cardinality, Iterations: iterations,
 				IgnoreHeader: ignoreHeader, MaxExamples: f.examples,
 			})
@@ -210,7 +211,7 @@ func verifyDatagenCommand() *command {
 				}
 				out := struct {
 					OK bool `json:"ok"`
-					*verify.DatagenReport
+					*datagencheck.Report
 				}{rep.OK(), rep}
 				if err := writeJSON(env, out); err != nil {
 					return err

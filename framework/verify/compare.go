@@ -160,7 +160,7 @@ func CompareTopics(ctx context.Context, source, target string, opts CompareOptio
 	}
 	h := hasher{seed: maphash.MakeSeed()}
 	rep := &CompareReport{Source: source, Target: target, Mapping: opts.Mapping}
-	ex := examples{max: opts.MaxExamples}
+	ex := Examples{Max: opts.MaxExamples}
 
 	// Source: every record's hash → its occurrences, in offset order. Most
 	// contents occur once; repeats go to a side map to keep the main one
@@ -203,13 +203,13 @@ func CompareTopics(ctx context.Context, source, target string, opts CompareOptio
 		}
 		if n == 0 {
 			rep.Unexpected++
-			ex.add("unexpected", "target %s-%d@%d matches no source record", target, r.Partition, r.Offset)
+			ex.Add("unexpected", "target %s-%d@%d matches no source record", target, r.Partition, r.Offset)
 			return
 		}
 		if i >= n {
 			rep.Duplicates++
 			o := occ.at(k, n-1)
-			ex.add("duplicate", "target %s-%d@%d duplicates source %s-%d@%d", target, r.Partition, r.Offset, source, o.partition, srcOffsets[o.partition][o.index])
+			ex.Add("duplicate", "target %s-%d@%d duplicates source %s-%d@%d", target, r.Partition, r.Offset, source, o.partition, srcOffsets[o.partition][o.index])
 			return
 		}
 		o := occ.at(k, i)
@@ -220,12 +220,12 @@ func CompareTopics(ctx context.Context, source, target string, opts CompareOptio
 		rep.Copied++
 		if opts.Mapping == MappingPreserve && o.partition != r.Partition {
 			rep.Moved++
-			ex.add("moved", "source %s-%d@%d is in target partition %d", source, o.partition, srcOffsets[o.partition][o.index], r.Partition)
+			ex.Add("moved", "source %s-%d@%d is in target partition %d", source, o.partition, srcOffsets[o.partition][o.index], r.Partition)
 		}
 		pk := pair{target: r.Partition, source: o.partition}
 		if l, ok := last[pk]; ok && o.index < l {
 			rep.Reordered++
-			ex.add("reordered", "target %s-%d@%d (source offset %d) comes after source offset %d", target, r.Partition, r.Offset,
+			ex.Add("reordered", "target %s-%d@%d (source offset %d) comes after source offset %d", target, r.Partition, r.Offset,
 				srcOffsets[o.partition][o.index], srcOffsets[o.partition][l])
 		} else {
 			last[pk] = o.index
@@ -256,10 +256,10 @@ func CompareTopics(ctx context.Context, source, target string, opts CompareOptio
 			}
 			if i < lastCopied {
 				rep.Lost++
-				ex.add("lost", "source %s-%d@%d is missing from the target", source, p, srcOffsets[p][i])
+				ex.Add("lost", "source %s-%d@%d is missing from the target", source, p, srcOffsets[p][i])
 			} else {
 				rep.Pending++
-				ex.add("pending", "source %s-%d@%d is not in the target (tail of the partition)", source, p, srcOffsets[p][i])
+				ex.Add("pending", "source %s-%d@%d is not in the target (tail of the partition)", source, p, srcOffsets[p][i])
 			}
 		}
 	}
@@ -267,26 +267,30 @@ func CompareTopics(ctx context.Context, source, target string, opts CompareOptio
 		rep.Partitions = append(rep.Partitions, PartitionCounts{Partition: p, SourceRecords: int64(srcLen[p]), TargetRecords: tgtLen[p]})
 	}
 	sort.Slice(rep.Partitions, func(i, j int) bool { return rep.Partitions[i].Partition < rep.Partitions[j].Partition })
-	rep.Examples = ex.list()
+	rep.Examples = ex.List()
 	return rep, nil
 }
 
-// examples keeps the first few messages of each kind.
-type examples struct {
-	max   int
+// Examples keeps the first Max messages of each kind of violation, for a
+// report's examples. Checks of a connector's own output, built on
+// ReadTopic in the connector's packages, use it too.
+type Examples struct {
+	Max   int
 	count map[string]int
 	out   []string
 }
 
-func (e *examples) add(kind, format string, args ...any) {
+// Add records one example of kind unless Max of that kind are kept.
+func (e *Examples) Add(kind, format string, args ...any) {
 	if e.count == nil {
 		e.count = map[string]int{}
 	}
-	if e.count[kind] >= e.max {
+	if e.count[kind] >= e.Max {
 		return
 	}
 	e.count[kind]++
 	e.out = append(e.out, kind+": "+fmt.Sprintf(format, args...))
 }
 
-func (e *examples) list() []string { return e.out }
+// List returns the examples kept, in the order they were added.
+func (e *Examples) List() []string { return e.out }

@@ -3,7 +3,6 @@ package verify
 import (
 	"fmt"
 	"io"
-	"sort"
 	"text/tabwriter"
 )
 
@@ -40,57 +39,12 @@ func (r *CompareReport) WriteText(w io.Writer, allowPending bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return writeExamples(w, r.Examples)
+	return WriteExamples(w, r.Examples)
 }
 
-// WriteText renders the report for people.
-func (r *DatagenReport) WriteText(w io.Writer) error {
-	verdict := "OK: every task's sequence is there exactly once, in order"
-	if !r.OK() {
-		verdict = "FAILED: the topic does not hold the datagen sequence exactly once"
-	}
-	fmt.Fprintf(w, "%s\n\ntopic %s, %d datagen tasks\n", verdict, r.Topic, r.Tasks)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range []struct {
-		name string
-		n    int64
-	}{
-		{"counter records", r.Records}, {"distinct", r.Distinct}, {"duplicates", r.Duplicates},
-		{"missing", r.Missing}, {"reordered", r.Reordered}, {"invalid", r.Invalid}, {"ignored", r.Ignored},
-	} {
-		fmt.Fprintf(tw, "  %s\t%d\n", row.name, row.n)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  task\trecords\tcontiguous\tmissing\tduplicates")
-	for _, t := range r.PerTask {
-		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\n", t.Task, t.Records, t.Next, t.Missing, t.Duplicates)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	return writeExamples(w, r.Examples)
-}
-
-// WriteSums renders the per-key sums, sorted by key.
-func (r *DatagenReport) WriteSums(w io.Writer) error {
-	keys := make([]string, 0, len(r.Sums))
-	for k := range r.Sums {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  key\tsum")
-	for _, k := range keys {
-		fmt.Fprintf(tw, "  %s\t%d\n", k, r.Sums[k])
-	}
-	return tw.Flush()
-}
-
-func writeExamples(w io.Writer, ex []string) error {
+// WriteExamples renders a report's examples under an "examples:" heading;
+// it writes nothing when there are none.
+func WriteExamples(w io.Writer, ex []string) error {
 	if len(ex) == 0 {
 		return nil
 	}

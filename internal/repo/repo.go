@@ -3,7 +3,10 @@
 // any folder, yet both need paths relative to the repository's root (the
 // broker's .run/kafka.env, the docs, the Makefile).
 //
-// It only finds the root; it reads and builds nothing.
+// It only finds the root; it reads and builds nothing. Its tests also hold
+// the rules about the repository as a whole that belong to no one package:
+// which packages may depend on which, what the connectd binary links, and
+// that the SDK builds without cgo for a module outside this one.
 package repo
 
 import (

@@ -30,7 +30,7 @@ type aeroTarget struct {
 }
 
 // aeroServer is the Aerospike test server running as its own process
-// (`connectd dev aerospike --control`), disturbed through its control API;
+// (`connectd-dev aerospike --control`), disturbed through its control API;
 // or, when AEROSPIKE_HOSTS names one (see package aerotest), an external
 // cluster, which the suite writes to but cannot disturb.
 type aeroServer struct {
@@ -83,7 +83,7 @@ func (w *lineWatcher) value(prefix string) string {
 	return ""
 }
 
-func startAerospike(ctx context.Context, connectd, logPath string) (*aeroServer, error) {
+func startAerospike(ctx context.Context, connectdDev, logPath string) (*aeroServer, error) {
 	ext, ok, err := aerotest.FromEnv(os.LookupEnv)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func startAerospike(ctx context.Context, connectd, logPath string) (*aeroServer,
 		return connectExternal(ext)
 	}
 	var lw lineWatcher
-	p, err := startChild(logPath, &lw, nil, connectd, "dev", "aerospike",
+	p, err := startChild(logPath, &lw, nil, connectdDev, "aerospike",
 		"--listen", "127.0.0.1:0", "--control", "127.0.0.1:0", "--namespaces", "test")
 	if err != nil {
 		return nil, err

@@ -1,7 +1,7 @@
 // Package chaos is the reliability suite of the whole pipeline: it runs
 // the real parts as separate processes — the project's Kafka broker (its
 // own, started by scripts/kafka.sh with a private state directory, because
-// the suite restarts it), the Aerospike test server (`connectd dev
+// the suite restarts it), the Aerospike test server (`connectd-dev
 // aerospike --control`), and three `connectd worker` processes with the
 // plugins installed by `connectd plugin install` — deploys
 //

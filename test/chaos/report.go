@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/connectd/connectd/connectors/datagen/datagencheck"
 	"github.com/connectd/connectd/framework/verify"
 )
 
@@ -27,7 +28,7 @@ type Report struct {
 
 	// Iterations is the per-task record count datagen was brought to.
 	Iterations int64                 `json:"iterations"`
-	Datagen    *verify.DatagenReport `json:"datagen"`
+	Datagen    *datagencheck.Report  `json:"datagen"`
 	Compare    *verify.CompareReport `json:"compare"`
 
 	ExpectedSums      map[string]int64 `json:"-"`

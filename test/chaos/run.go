@@ -22,6 +22,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/connectors/aerospike/aerotest"
+	"github.com/connectd/connectd/connectors/datagen/datagencheck"
 	"github.com/connectd/connectd/framework/verify"
 )
 
@@ -114,17 +115,19 @@ func fmtDur(d time.Duration) string {
 }
 
 type binaries struct {
-	connectd, plugins string
+	connectd, connectdDev, plugins string
 }
 
-// build compiles connectd and the three plugins of the pipeline.
+// build compiles connectd, connectd-dev (the Aerospike test server) and the
+// three plugins of the pipeline.
 func build(ctx context.Context, repo, dir string) (binaries, error) {
-	b := binaries{connectd: filepath.Join(dir, "connectd"), plugins: filepath.Join(dir, "plugins")}
+	b := binaries{connectd: filepath.Join(dir, "connectd"), connectdDev: filepath.Join(dir, "connectd-dev"), plugins: filepath.Join(dir, "plugins")}
 	if err := os.MkdirAll(b.plugins, 0o755); err != nil {
 		return b, err
 	}
 	for _, x := range []struct{ out, pkg string }{
 		{b.connectd, "./cmd/connectd"},
+		{b.connectdDev, "./cmd/connectd-dev"},
 		{filepath.Join(b.plugins, "connectd-datagen"), "./connectors/datagen/cmd/connectd-datagen"},
 		{filepath.Join(b.plugins, "connectd-kafka-replication"), "./connectors/kafka/cmd/connectd-kafka-replication"},
 		{filepath.Join(b.plugins, "connectd-aerospike-sink"), "./connectors/aerospike/cmd/connectd-aerospike-sink"},
@@ -217,7 +220,7 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 	}
 	r.progress("built; broker up at %s", r.broker.Bootstrap)
 	r.progress("starting the Aerospike test server process (or connecting to the cluster named by %s)", aerotest.EnvHosts)
-	if r.aero, err = startAerospike(ctx, bins.connectd, filepath.Join(o.Dir, "aerospike.log")); err != nil {
+	if r.aero, err = startAerospike(ctx, bins.connectdDev, filepath.Join(o.Dir, "aerospike.log")); err != nil {
 		return err
 	}
 	if r.aero.external() {
@@ -581,8 +584,8 @@ func (r *run) finish(ctx context.Context) *Report {
 		r.violate("pause %s: %v", connDatagen, err)
 	}
 	r.waitPaused(ctx, connDatagen, time.Minute)
-	dg := verify.DatagenSpec{Tasks: r.pl.datagenTasks, Seed: r.pl.seed, Cardinality: r.pl.cardinality, IgnoreHeader: badHeader}
-	now, err := verify.CheckDatagen(ctx, r.readOpts(), r.pl.source, dg)
+	dg := datagencheck.Spec{Tasks: r.pl.datagenTasks, Seed: r.pl.seed, Cardinality: r.pl.cardinality, IgnoreHeader: badHeader}
+	now, err := datagencheck.Check(ctx, r.readOpts(), r.pl.source, dg)
 	if err != nil {
 		r.violate("reading %s: %v", r.pl.source, err)
 		return r.complete(ctx, rep)
@@ -604,10 +607,10 @@ func (r *run) finish(ctx context.Context) *Report {
 	rep.Iterations = dg.Iterations
 
 	// 2. The source reaches the end of every task's sequence.
-	var dgRep *verify.DatagenReport
+	var dgRep *datagencheck.Report
 	if err := poll(ctx, 5*time.Minute, 3*time.Second, func() (bool, error) {
 		var err error
-		dgRep, err = verify.CheckDatagen(ctx, r.readOpts(), r.pl.source, dg)
+		dgRep, err = datagencheck.Check(ctx, r.readOpts(), r.pl.source, dg)
 		if err != nil {
 			return false, err
 		}

@@ -71,7 +71,7 @@ func controlFaultOf(f Fault) ControlFault {
 }
 
 // ControlHandler serves a small HTTP API for injecting faults into a server
-// that runs in another process (`connectd dev aerospike --control`), so
+// that runs in another process (`connectd-dev aerospike --control`), so
 // that tests can disturb it without linking it in:
 //
 //	POST   /faults              body: ControlFault JSON → 204

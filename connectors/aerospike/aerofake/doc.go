@@ -96,6 +96,7 @@
 // Tests that need time to pass set Config.Now; tests that need the uint16
 // generation wrap use [Server.SetGeneration].
 //
-// Start one in-process with [Start]; the connectd binary runs the same server
-// as a process with `connectd dev aerospike`.
+// Start one in-process with [Start]; the development tool cmd/connectd-dev
+// runs the same server as a process with `connectd-dev aerospike` (the
+// connectd binary does not link it).
 package aerofake

@@ -68,7 +68,7 @@ func TestDevAerospikeCommand(t *testing.T) {
 	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"dev", "aerospike", "--listen", "127.0.0.1:0", "--namespaces", "test, bar", "--stats"}, &stdout, &stderr)
+		done <- run(ctx, []string{"aerospike", "--listen", "127.0.0.1:0", "--namespaces", "test, bar", "--stats"}, &stdout, &stderr)
 	}()
 	addr := waitAddr(t, &stdout)
 	useServer(t, addr)
@@ -94,9 +94,9 @@ func TestDevAerospikeCommand(t *testing.T) {
 
 func TestDevAerospikeUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"dev", "aerospike", "extra"},
-		{"dev", "aerospike", "--namespaces", " , "},
-		{"dev", "aerospike", "--bogus"},
+		{"aerospike", "extra"},
+		{"aerospike", "--namespaces", " , "},
+		{"aerospike", "--bogus"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(context.Background(), args, &out, &errOut); code != exitUsage {
@@ -104,22 +104,22 @@ func TestDevAerospikeUsageErrors(t *testing.T) {
 		}
 	}
 	var out, errOut bytes.Buffer
-	if code := run(context.Background(), []string{"dev", "aerospike", "--listen", "256.0.0.1:1"}, &out, &errOut); code != exitFailure {
+	if code := run(context.Background(), []string{"aerospike", "--listen", "256.0.0.1:1"}, &out, &errOut); code != exitFailure {
 		t.Fatalf("bad listen address: exit %d, want %d", code, exitFailure)
 	}
 }
 
 // As a process: SIGTERM stops the server and the process exits 0. The test
-// binary re-executes itself as connectd (no separate build needed).
+// binary re-executes itself as connectd-dev (no separate build needed).
 func TestDevAerospikeProcessSIGTERM(t *testing.T) {
 	if os.Getenv("CONNECTD_TEST_RUN_MAIN") == "1" {
-		os.Args = append([]string{"connectd"}, strings.Fields(os.Getenv("CONNECTD_TEST_ARGS"))...)
+		os.Args = append([]string{"connectd-dev"}, strings.Fields(os.Getenv("CONNECTD_TEST_ARGS"))...)
 		main()
 		return
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDevAerospikeProcessSIGTERM$")
 	cmd.Env = append(os.Environ(), "CONNECTD_TEST_RUN_MAIN=1",
-		"CONNECTD_TEST_ARGS=dev aerospike --listen 127.0.0.1:0 --namespaces test,bar")
+		"CONNECTD_TEST_ARGS=aerospike --listen 127.0.0.1:0 --namespaces test,bar")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestDevAerospikeControl(t *testing.T) {
 	var stdout, stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"dev", "aerospike", "--listen", "127.0.0.1:0", "--control", "127.0.0.1:0"}, &stdout, &stderr)
+		done <- run(ctx, []string{"aerospike", "--listen", "127.0.0.1:0", "--control", "127.0.0.1:0"}, &stdout, &stderr)
 	}()
 	addr := waitAddr(t, &stdout)
 	var control string

@@ -1,4 +1,18 @@
-package verify
+// Package datagencheck checks a topic written by DatagenSource's counter
+// quickstart: each task's sequence exactly once, contiguous from the
+// start, increasing within each partition, with contents that match the
+// deterministic generator (package datagen). It also returns the per-key
+// sums of the amounts, which is what a counting sink (AerospikeSink in
+// increment mode) must end up holding. `connectd verify datagen` and the
+// chaos suite run it.
+//
+// It reads topics through framework/verify, which owns reading a topic as
+// a read_committed consumer sees it and knows no connector; the knowledge
+// of what the generator writes lives here, beside the generator.
+//
+// What it must not do: write to Kafka, commit consumer offsets, or be
+// imported by the plugin (it links librdkafka through verify).
+package datagencheck
 
 import (
 	"bytes"
@@ -6,16 +20,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
+	"text/tabwriter"
 
 	"github.com/connectd/connectd/connectors/datagen"
+	"github.com/connectd/connectd/framework/verify"
 )
 
-// DatagenSpec describes the DatagenSource counter connector that wrote a
+// Spec describes the DatagenSource counter connector that wrote a
 // topic: its task count (tasks.max), random.seed and key.cardinality, and,
 // when the tasks ran to the end, iterations.
-type DatagenSpec struct {
+type Spec struct {
 	Tasks       int
 	Seed        int64
 	Cardinality int
@@ -32,7 +49,7 @@ type DatagenSpec struct {
 	MaxExamples int
 }
 
-// TaskCounts are per-task figures of a datagen check.
+// TaskCounts are per-task figures of a check.
 type TaskCounts struct {
 	Task    int   `json:"task"`
 	Records int64 `json:"records"` // distinct sequence numbers seen
@@ -43,8 +60,8 @@ type TaskCounts struct {
 	Duplicates int64 `json:"duplicates"`
 }
 
-// DatagenReport is the outcome of CheckDatagen.
-type DatagenReport struct {
+// Report is the outcome of Check.
+type Report struct {
 	Topic string `json:"topic"`
 	Tasks int    `json:"tasks"`
 	// Records counts counter records read, duplicates included.
@@ -72,7 +89,7 @@ type DatagenReport struct {
 }
 
 // OK reports whether the topic holds each task's sequence exactly once.
-func (r *DatagenReport) OK() bool {
+func (r *Report) OK() bool {
 	return r.Invalid == 0 && r.Duplicates == 0 && r.Missing == 0 && r.Reordered == 0
 }
 
@@ -123,20 +140,19 @@ func (b bitset) has(i int64) bool {
 	return w < len(b) && b[w]&(uint64(1)<<(i%64)) != 0
 }
 
-// CheckDatagen reads topic and checks it against the counter sequence of
-// spec.
-func CheckDatagen(ctx context.Context, opts ReadOptions, topic string, spec DatagenSpec) (*DatagenReport, error) {
+// Check reads topic and checks it against the counter sequence of spec.
+func Check(ctx context.Context, opts verify.ReadOptions, topic string, spec Spec) (*Report, error) {
 	if spec.Tasks < 1 {
-		return nil, fmt.Errorf("verify: datagen tasks must be at least 1, got %d", spec.Tasks)
+		return nil, fmt.Errorf("datagencheck: tasks must be at least 1, got %d", spec.Tasks)
 	}
 	if spec.Cardinality < 1 {
-		return nil, fmt.Errorf("verify: datagen key cardinality must be at least 1, got %d", spec.Cardinality)
+		return nil, fmt.Errorf("datagencheck: key cardinality must be at least 1, got %d", spec.Cardinality)
 	}
 	if spec.MaxExamples <= 0 {
 		spec.MaxExamples = 10
 	}
-	rep := &DatagenReport{Topic: topic, Tasks: spec.Tasks, Sums: map[string]int64{}}
-	ex := examples{max: spec.MaxExamples}
+	rep := &Report{Topic: topic, Tasks: spec.Tasks, Sums: map[string]int64{}}
+	ex := verify.Examples{Max: spec.MaxExamples}
 	seen := make([]bitset, spec.Tasks)
 	top := make([]int64, spec.Tasks) // highest index seen + 1
 	dups := make([]int64, spec.Tasks)
@@ -146,7 +162,7 @@ func CheckDatagen(ctx context.Context, opts ReadOptions, topic string, spec Data
 	}
 	last := map[pt]int64{}
 	tasks := int64(spec.Tasks)
-	if _, err := ReadTopic(ctx, opts, topic, func(r *Record) {
+	if _, err := verify.ReadTopic(ctx, opts, topic, func(r *verify.Record) {
 		if spec.IgnoreHeader != "" {
 			if _, ok := r.Header(spec.IgnoreHeader); ok {
 				rep.Ignored++
@@ -156,7 +172,7 @@ func CheckDatagen(ctx context.Context, opts ReadOptions, topic string, spec Data
 		key, amount, seq, err := parseCounter(r.Value)
 		if err != nil {
 			rep.Invalid++
-			ex.add("invalid", "%s-%d@%d: %v", topic, r.Partition, r.Offset, err)
+			ex.Add("invalid", "%s-%d@%d: %v", topic, r.Partition, r.Offset, err)
 			return
 		}
 		rep.Records++
@@ -168,11 +184,11 @@ func CheckDatagen(ctx context.Context, opts ReadOptions, topic string, spec Data
 		switch {
 		case seq < 0:
 			rep.Invalid++
-			ex.add("invalid", "%s-%d@%d: negative seq %d", topic, r.Partition, r.Offset, seq)
+			ex.Add("invalid", "%s-%d@%d: negative seq %d", topic, r.Partition, r.Offset, seq)
 			return
 		case key != want.Key || amount != want.Amount || (r.Key != nil && recKey != want.Key):
 			rep.Invalid++
-			ex.add("invalid", "%s-%d@%d: seq %d has key %q (record key %q) amount %d; the generator gives key %q amount %d",
+			ex.Add("invalid", "%s-%d@%d: seq %d has key %q (record key %q) amount %d; the generator gives key %q amount %d",
 				topic, r.Partition, r.Offset, seq, key, recKey, amount, want.Key, want.Amount)
 			return
 		}
@@ -180,20 +196,20 @@ func CheckDatagen(ctx context.Context, opts ReadOptions, topic string, spec Data
 		idx := seq / tasks
 		if spec.Iterations > 0 && idx >= spec.Iterations {
 			rep.Invalid++
-			ex.add("invalid", "%s-%d@%d: seq %d is beyond the %d iterations of task %d", topic, r.Partition, r.Offset, seq, spec.Iterations, task)
+			ex.Add("invalid", "%s-%d@%d: seq %d is beyond the %d iterations of task %d", topic, r.Partition, r.Offset, seq, spec.Iterations, task)
 			return
 		}
 		k := pt{r.Partition, task}
 		if l, ok := last[k]; ok && seq < l {
 			rep.Reordered++
-			ex.add("reordered", "%s-%d@%d: seq %d after seq %d of task %d", topic, r.Partition, r.Offset, seq, l, task)
+			ex.Add("reordered", "%s-%d@%d: seq %d after seq %d of task %d", topic, r.Partition, r.Offset, seq, l, task)
 		} else {
 			last[k] = seq
 		}
 		if seen[task].testAndSet(idx) {
 			dups[task]++
 			rep.Duplicates++
-			ex.add("duplicate", "%s-%d@%d: seq %d (task %d) again", topic, r.Partition, r.Offset, seq, task)
+			ex.Add("duplicate", "%s-%d@%d: seq %d (task %d) again", topic, r.Partition, r.Offset, seq, task)
 			return
 		}
 		rep.Distinct++
@@ -218,7 +234,7 @@ func CheckDatagen(ctx context.Context, opts ReadOptions, topic string, spec Data
 				tc.Next = i
 			}
 			tc.Missing++
-			ex.add("missing", "task %d: seq %d is missing", t, int64(t)+i*tasks)
+			ex.Add("missing", "task %d: seq %d is missing", t, int64(t)+i*tasks)
 		}
 		if tc.Next < 0 {
 			tc.Next = end
@@ -227,6 +243,53 @@ func CheckDatagen(ctx context.Context, opts ReadOptions, topic string, spec Data
 		rep.PerTask = append(rep.PerTask, tc)
 	}
 	sort.Slice(rep.PerTask, func(i, j int) bool { return rep.PerTask[i].Task < rep.PerTask[j].Task })
-	rep.Examples = ex.list()
+	rep.Examples = ex.List()
 	return rep, nil
+}
+
+// WriteText renders the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	verdict := "OK: every task's sequence is there exactly once, in order"
+	if !r.OK() {
+		verdict = "FAILED: the topic does not hold the datagen sequence exactly once"
+	}
+	fmt.Fprintf(w, "%s\n\ntopic %s, %d datagen tasks\n", verdict, r.Topic, r.Tasks)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range []struct {
+		name string
+		n    int64
+	}{
+		{"counter records", r.Records}, {"distinct", r.Distinct}, {"duplicates", r.Duplicates},
+		{"missing", r.Missing}, {"reordered", r.Reordered}, {"invalid", r.Invalid}, {"ignored", r.Ignored},
+	} {
+		fmt.Fprintf(tw, "  %s\t%d\n", row.name, row.n)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  task\trecords\tcontiguous\tmissing\tduplicates")
+	for _, t := range r.PerTask {
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%d\t%d\n", t.Task, t.Records, t.Next, t.Missing, t.Duplicates)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return verify.WriteExamples(w, r.Examples)
+}
+
+// WriteSums renders the per-key sums, sorted by key.
+func (r *Report) WriteSums(w io.Writer) error {
+	keys := make([]string, 0, len(r.Sums))
+	for k := range r.Sums {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  key\tsum")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "  %s\t%d\n", k, r.Sums[k])
+	}
+	return tw.Flush()
 }

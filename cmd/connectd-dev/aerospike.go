@@ -25,7 +25,7 @@ func devAerospikeCommand() *command {
 		control     string
 	)
 	return &command{
-		name:    "aerospike",
+		path:    "aerospike",
 		usage:   "[--listen host:port] [--namespaces ns1,ns2] [--allow-ttl] [--stats] [--control host:port]",
 		summary: "run the in-memory Aerospike wire-protocol TEST DOUBLE (tests and quickstart only; deploy against a real Aerospike cluster)",
 		flags: func(fs *flag.FlagSet) {
@@ -36,10 +36,7 @@ func devAerospikeCommand() *command {
 			fs.BoolVar(&stats, "stats", false, "answer the \"stats\" info command with operation counters and print them on exit")
 			fs.StringVar(&control, "control", "", "also serve the fault-injection control API (HTTP, no auth: loopback only) on this address; port 0 picks a free port")
 		},
-		run: func(ctx context.Context, env *cliEnv, _ *flag.FlagSet, args []string) error {
-			if len(args) > 0 {
-				return usageError("dev aerospike takes no arguments, got %q", args)
-			}
+		run: func(ctx context.Context, env *cliEnv) error {
 			var nss []aerofake.NamespaceConfig
 			for _, n := range strings.Split(namespaces, ",") {
 				if n = strings.TrimSpace(n); n != "" {

@@ -13,9 +13,10 @@ import (
 	"github.com/connectd/connectd/internal/quickstart"
 )
 
-// devQuickstartCommand holds the Go half of scripts/quickstart.sh: topic
-// preparation, the live progress display and the final check.
-func devQuickstartCommand() *command {
+// devQuickstartCommands are the Go half of scripts/quickstart.sh: topic
+// preparation, the live progress display, the final check and the
+// clean-up.
+func devQuickstartCommands() []*command {
 	var files quickstart.Files
 	var bootstrap string
 	common := func(fs *flag.FlagSet) {
@@ -37,16 +38,13 @@ func devQuickstartCommand() *command {
 
 	var partitions int
 	prepare := &command{
-		name: "prepare", usage: "--source FILE [--replication FILE] [--sink FILE] [--partitions N]",
+		path: "quickstart prepare", usage: "--source FILE [--replication FILE] [--sink FILE] [--partitions N]",
 		summary: "create the demo pipeline's topics",
 		flags: func(fs *flag.FlagSet) {
 			common(fs)
 			fs.IntVar(&partitions, "partitions", 3, "partitions of each topic")
 		},
-		run: func(ctx context.Context, env *cliEnv, _ *flag.FlagSet, args []string) error {
-			if len(args) > 0 {
-				return usageError("prepare takes no arguments")
-			}
+		run: func(ctx context.Context, env *cliEnv) error {
 			p, err := load()
 			if err != nil {
 				return err
@@ -71,7 +69,7 @@ func devQuickstartCommand() *command {
 		timeout, interval         time.Duration
 	)
 	watch := &command{
-		name: "watch", usage: "--source FILE [--replication FILE] [--sink FILE] [--url URL] [--once]",
+		path: "quickstart watch", usage: "--source FILE [--replication FILE] [--sink FILE] [--url URL] [--once]",
 		summary: "show the demo pipeline's progress; with --once exit 0 when every total matches, 1 otherwise",
 		flags: func(fs *flag.FlagSet) {
 			common(fs)
@@ -82,10 +80,7 @@ func devQuickstartCommand() *command {
 			fs.DurationVar(&interval, "interval", time.Second, "refresh period")
 			fs.StringVar(&live, "live", "auto", "redraw in place: auto (on a terminal), always, never")
 		},
-		run: func(ctx context.Context, env *cliEnv, _ *flag.FlagSet, args []string) error {
-			if len(args) > 0 {
-				return usageError("watch takes no arguments")
-			}
+		run: func(ctx context.Context, env *cliEnv) error {
 			p, err := load()
 			if err != nil {
 				return err
@@ -114,16 +109,13 @@ func devQuickstartCommand() *command {
 
 	var workerConfig string
 	cleanup := &command{
-		name: "cleanup", usage: "--source FILE [--replication FILE] [--sink FILE] [--worker-config FILE]",
+		path: "quickstart cleanup", usage: "--source FILE [--replication FILE] [--sink FILE] [--worker-config FILE]",
 		summary: "delete the demo pipeline's topics and consumer groups (and the worker's internal topics) from a broker that outlives the quickstart",
 		flags: func(fs *flag.FlagSet) {
 			common(fs)
 			fs.StringVar(&workerConfig, "worker-config", "", "worker.properties whose group and internal topics to delete too")
 		},
-		run: func(ctx context.Context, env *cliEnv, _ *flag.FlagSet, args []string) error {
-			if len(args) > 0 {
-				return usageError("cleanup takes no arguments")
-			}
+		run: func(ctx context.Context, env *cliEnv) error {
 			p, err := load()
 			if err != nil {
 				return err
@@ -153,11 +145,7 @@ func devQuickstartCommand() *command {
 			return nil
 		},
 	}
-	return &command{
-		name:     "quickstart",
-		summary:  "the Go half of `make quickstart`: prepare, watch and clean up the demo pipeline",
-		children: []*command{prepare, watch, cleanup},
-	}
+	return []*command{prepare, watch, cleanup}
 }
 
 // terminalWidth is w's terminal width in columns, or 0.
