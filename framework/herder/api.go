@@ -14,6 +14,7 @@ import (
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/connconfig"
 	"github.com/connectd/connectd/framework/logging"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 )
 
@@ -71,8 +72,8 @@ func connectorNotFound(name string) error {
 }
 
 // ServerInfo is GET /.
-func (h *Herder) ServerInfo(ctx context.Context) (ServerInfo, error) {
-	info := ServerInfo{Version: h.cfg.Version, Commit: h.cfg.Commit}
+func (h *Herder) ServerInfo(ctx context.Context) (api.ServerInfo, error) {
+	info := api.ServerInfo{Version: h.cfg.Version, Commit: h.cfg.Commit}
 	if id := h.clusterID.Load(); id != nil {
 		info.KafkaClusterID = *id
 		return info, nil
@@ -101,23 +102,23 @@ func (h *Herder) Connectors(ctx context.Context) ([]string, error) {
 	return snap.Connectors(), nil
 }
 
-func (h *Herder) info(snap *Snapshot, name string) ConnectorInfo {
+func (h *Herder) info(snap *Snapshot, name string) api.ConnectorInfo {
 	cfg, _ := snap.ConnectorConfig(name)
-	tasks := make([]ConnectorTaskID, snap.TaskCount(name))
+	tasks := make([]api.ConnectorTaskID, snap.TaskCount(name))
 	for i := range tasks {
-		tasks[i] = ConnectorTaskID{Connector: name, Task: i}
+		tasks[i] = api.ConnectorTaskID{Connector: name, Task: i}
 	}
-	return ConnectorInfo{Name: name, Config: maps.Clone(cfg), Tasks: tasks, Type: h.connectorType(cfg)}
+	return api.ConnectorInfo{Name: name, Config: maps.Clone(cfg), Tasks: tasks, Type: h.connectorType(cfg)}
 }
 
 // ConnectorInfo is GET /connectors/{c}.
-func (h *Herder) ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error) {
+func (h *Herder) ConnectorInfo(ctx context.Context, name string) (api.ConnectorInfo, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
-		return ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	if !snap.Contains(name) {
-		return ConnectorInfo{}, connectorNotFound(name)
+		return api.ConnectorInfo{}, connectorNotFound(name)
 	}
 	return h.info(snap, name), nil
 }
@@ -221,37 +222,37 @@ func renderProps(props map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func targetOf(s InitialState) (TargetState, error) {
+func targetOf(s api.InitialState) (TargetState, error) {
 	switch strings.ToUpper(string(s)) {
-	case "", string(InitialRunning):
+	case "", string(api.InitialRunning):
 		return TargetStarted, nil
-	case string(InitialPaused):
+	case string(api.InitialPaused):
 		return TargetPaused, nil
-	case string(InitialStopped):
+	case string(api.InitialStopped):
 		return TargetStopped, nil
 	}
 	return "", &BadRequestError{Msg: fmt.Sprintf("Invalid initial state %q: must be one of RUNNING, PAUSED, STOPPED", s)}
 }
 
 // PutConnectorConfig creates or replaces a connector (leader only).
-func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial InitialState) (ConnectorInfo, bool, error) {
+func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial api.InitialState) (api.ConnectorInfo, bool, error) {
 	if err := h.leaderOnly(); err != nil {
-		return ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	target, err := targetOf(initial)
 	if err != nil {
-		return ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	props = maps.Clone(props)
 	if props == nil {
 		props = map[string]string{}
 	}
 	if n, ok := props["name"]; ok && n != name {
-		return ConnectorInfo{}, false, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
+		return api.ConnectorInfo{}, false, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
 	}
 	props["name"] = name
 	if err := h.validateForWrite(ctx, props); err != nil {
-		return ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	created := false
 	snap, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
@@ -271,20 +272,20 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[
 		return append(msgs, record(connectorKey(name), propertiesValue{Properties: props})), nil
 	})
 	if err != nil {
-		return ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	return h.info(snap, name), created, nil
 }
 
 // PatchConnectorConfig merges patch into the config; a nil value removes
 // the key (leader only).
-func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
+func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (api.ConnectorInfo, error) {
 	if err := h.leaderOnly(); err != nil {
-		return ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	cur, ok := h.configs.Snapshot().ConnectorConfig(name)
 	if !ok {
-		return ConnectorInfo{}, connectorNotFound(name)
+		return api.ConnectorInfo{}, connectorNotFound(name)
 	}
 	next := maps.Clone(cur)
 	for k, v := range patch {
@@ -295,11 +296,11 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 		}
 	}
 	if n, ok := next["name"]; ok && n != name {
-		return ConnectorInfo{}, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
+		return api.ConnectorInfo{}, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
 	}
 	next["name"] = name
 	if err := h.validateForWrite(ctx, next); err != nil {
-		return ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	snap, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
@@ -308,7 +309,7 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 		return []*kafka.Message{record(connectorKey(name), propertiesValue{Properties: next})}, nil
 	})
 	if err != nil {
-		return ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	return h.info(snap, name), nil
 }
@@ -324,7 +325,7 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 		tasks = s.TaskCount(name)
 		msgs := []*kafka.Message{record(connectorKey(name), nil), record(targetStateKey(name), nil)}
 		for i := 0; i < tasks; i++ {
-			msgs = append(msgs, record(taskKey(ConnectorTaskID{Connector: name, Task: i}), nil))
+			msgs = append(msgs, record(taskKey(api.ConnectorTaskID{Connector: name, Task: i}), nil))
 		}
 		return append(msgs, record(commitKey(name), nil)), nil
 	})
@@ -336,13 +337,13 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 }
 
 // ConnectorStatus is GET /connectors/{c}/status.
-func (h *Herder) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
+func (h *Herder) ConnectorStatus(ctx context.Context, name string) (api.ConnectorStateInfo, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
-		return ConnectorStateInfo{}, err
+		return api.ConnectorStateInfo{}, err
 	}
 	if !snap.Contains(name) {
-		return ConnectorStateInfo{}, &NotFoundError{Msg: fmt.Sprintf("No status found for connector %s", name)}
+		return api.ConnectorStateInfo{}, &NotFoundError{Msg: fmt.Sprintf("No status found for connector %s", name)}
 	}
 	// A connector in the config snapshot always has a status: until its
 	// worker's first record arrives (just created, or that worker has not
@@ -352,10 +353,10 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (ConnectorSta
 		st = unassignedStatus(snap, item{Connector: name, Task: connectorItem})
 	}
 	cfg, _ := snap.ConnectorConfig(name)
-	out := ConnectorStateInfo{
+	out := api.ConnectorStateInfo{
 		Name:      name,
-		Connector: ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace},
-		Tasks:     []TaskState{},
+		Connector: api.ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace},
+		Tasks:     []api.TaskState{},
 		Type:      h.connectorType(cfg),
 	}
 	n := snap.TaskCount(name)
@@ -365,13 +366,13 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (ConnectorSta
 		if !ok {
 			ts = unassignedStatus(snap, item{Connector: name, Task: i})
 		}
-		out.Tasks = append(out.Tasks, TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
+		out.Tasks = append(out.Tasks, api.TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
 	}
 	return out, nil
 }
 
 // TaskConfigs is GET /connectors/{c}/tasks.
-func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error) {
+func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]api.TaskInfo, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -379,27 +380,27 @@ func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, erro
 	if !snap.Contains(name) {
 		return nil, connectorNotFound(name)
 	}
-	out := []TaskInfo{}
+	out := []api.TaskInfo{}
 	for i, c := range snap.TaskConfigs(name) {
-		out = append(out, TaskInfo{ID: ConnectorTaskID{Connector: name, Task: i}, Config: maps.Clone(c)})
+		out = append(out, api.TaskInfo{ID: api.ConnectorTaskID{Connector: name, Task: i}, Config: maps.Clone(c)})
 	}
 	return out, nil
 }
 
 // TaskStatus is GET /connectors/{c}/tasks/{t}/status.
-func (h *Herder) TaskStatus(ctx context.Context, id ConnectorTaskID) (TaskState, error) {
+func (h *Herder) TaskStatus(ctx context.Context, id api.ConnectorTaskID) (api.TaskState, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
-		return TaskState{}, err
+		return api.TaskState{}, err
 	}
 	if !snap.Contains(id.Connector) || id.Task < 0 || id.Task >= snap.TaskCount(id.Connector) {
-		return TaskState{}, &NotFoundError{Msg: fmt.Sprintf("No status found for task %s", id)}
+		return api.TaskState{}, &NotFoundError{Msg: fmt.Sprintf("No status found for task %s", id)}
 	}
 	st, ok := h.statuses.task(id)
 	if !ok {
 		st = unassignedStatus(snap, id)
 	}
-	return TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}, nil
+	return api.TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}, nil
 }
 
 // RestartConnector restarts a connector and, with includeTasks, its tasks
@@ -407,7 +408,7 @@ func (h *Herder) TaskStatus(ctx context.Context, id ConnectorTaskID) (TaskState,
 // connector instance on its worker and returns nil info (204); otherwise
 // the leader writes a restart request that each worker carries out for
 // what it runs, and the answer shows the planned restarts (202).
-func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*ConnectorStateInfo, error) {
+func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*api.ConnectorStateInfo, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -465,7 +466,7 @@ func (h *Herder) restartConnectorOnOwner(ctx context.Context, snap *Snapshot, na
 }
 
 // RestartTask restarts one task on the worker that runs it.
-func (h *Herder) RestartTask(ctx context.Context, id ConnectorTaskID) error {
+func (h *Herder) RestartTask(ctx context.Context, id api.ConnectorTaskID) error {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return err
@@ -618,7 +619,7 @@ func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[
 		}
 		var msgs []*kafka.Message
 		for i, c := range configs {
-			msgs = append(msgs, record(taskKey(ConnectorTaskID{Connector: name, Task: i}), propertiesValue{Properties: c}))
+			msgs = append(msgs, record(taskKey(api.ConnectorTaskID{Connector: name, Task: i}), propertiesValue{Properties: c}))
 		}
 		msgs = append(msgs, record(commitKey(name), commitValue{Tasks: len(configs)}))
 		eos := h.exactlyOnce(s, name)
@@ -690,7 +691,7 @@ func (h *Herder) exactlyOnce(s *Snapshot, name string) bool {
 		return false
 	}
 	cfg, _ := s.ConnectorConfig(name)
-	return h.connectorType(cfg) == TypeSource
+	return h.connectorType(cfg) == api.TypeSource
 }
 
 // SessionKey returns the current inter-worker signing key.

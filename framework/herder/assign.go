@@ -2,6 +2,8 @@ package herder
 
 import (
 	"sort"
+
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // connectorItem marks the connector instance itself in an item (Kafka's
@@ -10,7 +12,7 @@ const connectorItem = -1
 
 // item is a unit of work: a connector instance (Task == connectorItem) or a
 // task.
-type item = ConnectorTaskID
+type item = api.ConnectorTaskID
 
 func isConnector(it item) bool { return it.Task == connectorItem }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"testing"
+
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 func tasksOf(c string, n int) []item {
@@ -133,7 +135,7 @@ func TestBuildAssignmentRoundTrip(t *testing.T) {
 			t.Fatalf("round trip: %v -> %s, want %s", it, back[it], w)
 		}
 	}
-	if u, ok := a.OwnerOfTask(ConnectorTaskID{Connector: "c1", Task: 1}); !ok || u != "http://a:1" {
+	if u, ok := a.OwnerOfTask(api.ConnectorTaskID{Connector: "c1", Task: 1}); !ok || u != "http://a:1" {
 		t.Fatalf("OwnerOfTask = %q %v", u, ok)
 	}
 	if u, ok := a.OwnerOfConnector("c1"); !ok || u != "http://a:1" {

@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/syncbuf"
@@ -800,7 +801,7 @@ func TestClusterInProcRestartStartsATaskWhoseStartFailed(t *testing.T) {
 	h, rt := c.add()
 	c.waitLeader()
 	ctx := ctxT(t)
-	id := ConnectorTaskID{Connector: "c", Task: 0}
+	id := api.ConnectorTaskID{Connector: "c", Task: 0}
 	rt.mu.Lock()
 	rt.failStarts[toRuntimeID(id)] = 1
 	rt.mu.Unlock()

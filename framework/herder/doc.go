@@ -36,7 +36,8 @@
 //     (connectd_worker_*, connectd_cluster_workers) on Config.Metrics.
 //
 // What this package must not do: run tasks (framework/worker does), or
-// speak HTTP (framework/rest does; this package only defines the entities
-// and errors the REST API serves and calls the leader through the
-// LeaderClient it is given).
+// speak HTTP (framework/rest does; this package produces the REST API's
+// entities, framework/rest/api's types, defines the errors the server maps
+// to status codes, and calls the leader through the LeaderClient it is
+// given).
 package herder

@@ -8,13 +8,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-)
 
-// Health values of Health.Status (KIP-1017).
-const (
-	HealthHealthy   = "healthy"
-	HealthStarting  = "starting"
-	HealthUnhealthy = "unhealthy"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // healthBound bounds a whole health check, so that /health answers within
@@ -29,16 +24,16 @@ const healthBound = 8 * time.Second
 // requests), its assignment loop answers, and it has read the config and
 // status topics to their ends. Anything else is "starting" until the worker
 // has been ready once, "unhealthy" afterwards, with the reason in Message.
-func (h *Herder) Health(ctx context.Context) Health {
+func (h *Herder) Health(ctx context.Context) api.Health {
 	if h.stopping.Load() {
-		return Health{Status: HealthUnhealthy, Message: "Worker is shutting down."}
+		return api.Health{Status: api.HealthUnhealthy, Message: "Worker is shutting down."}
 	}
 	if !h.started.Load() {
-		return Health{Status: HealthStarting, Message: "Worker is still starting up. Current stage: " + *h.stage.Load() + "."}
+		return api.Health{Status: api.HealthStarting, Message: "Worker is still starting up. Current stage: " + *h.stage.Load() + "."}
 	}
 	ctx, cancel := context.WithTimeout(ctx, healthBound)
 	defer cancel()
-	done := make(chan Health, 1)
+	done := make(chan api.Health, 1)
 	go func() { done <- h.checkReady(ctx) }()
 	select {
 	case hl := <-done:
@@ -48,15 +43,15 @@ func (h *Herder) Health(ctx context.Context) Health {
 	}
 }
 
-func (h *Herder) notReady(why string) Health {
-	st := HealthUnhealthy
+func (h *Herder) notReady(why string) api.Health {
+	st := api.HealthUnhealthy
 	if !h.readyOnce.Load() {
-		st = HealthStarting
+		st = api.HealthStarting
 	}
-	return Health{Status: st, Message: "Worker cannot serve every request yet: " + why + "."}
+	return api.Health{Status: st, Message: "Worker cannot serve every request yet: " + why + "."}
 }
 
-func (h *Herder) checkReady(ctx context.Context) Health {
+func (h *Herder) checkReady(ctx context.Context) api.Health {
 	// The same check a leader-only write makes: from a healthy answer on,
 	// a create either runs here or is forwarded to a known leader.
 	var nl *NotLeaderError
@@ -69,7 +64,7 @@ func (h *Herder) checkReady(ctx context.Context) Health {
 		return h.notReady("no leader is known (a rebalance is underway)")
 	}
 	if err := h.local.ping(ctx); err != nil {
-		return Health{Status: HealthUnhealthy, Message: "Worker was unable to handle this request and may be unable to handle other requests: its assignment loop did not answer."}
+		return api.Health{Status: api.HealthUnhealthy, Message: "Worker was unable to handle this request and may be unable to handle other requests: its assignment loop did not answer."}
 	}
 	if _, err := h.configs.readToEnd(ctx); err != nil {
 		return h.notReady(fmt.Sprintf("it has not read the config topic %s to its end (%v)", h.cfg.ConfigTopic, err))
@@ -78,7 +73,7 @@ func (h *Herder) checkReady(ctx context.Context) Health {
 		return h.notReady(fmt.Sprintf("it has not read the status topic %s to its end (%v)", h.cfg.StatusTopic, err))
 	}
 	h.readyOnce.Store(true)
-	return Health{Status: HealthHealthy, Message: "Worker has completed startup and is ready to handle requests."}
+	return api.Health{Status: api.HealthHealthy, Message: "Worker has completed startup and is ready to handle requests."}
 }
 
 // freshReadBound bounds how long a REST call waits to read the config

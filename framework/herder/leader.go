@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // sessionKeyAlgorithm is the inter-worker signing algorithm (Kafka's default).
@@ -367,7 +369,7 @@ func (l *leader) fencePendingLocked(ctx context.Context, live []string, now time
 		prev, _ := snap.Fencing(c)
 		running := 0
 		for i := 0; i < prev; i++ {
-			st, ok := l.h.statuses.task(ConnectorTaskID{Connector: c, Task: i})
+			st, ok := l.h.statuses.task(api.ConnectorTaskID{Connector: c, Task: i})
 			if ok && alive[st.WorkerID] && (st.State == StateRunning || st.State == StatePaused || st.State == StateRestarting) {
 				running++
 			}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // These tests drive the leader's assignment step (computeLocked) on
@@ -23,7 +25,7 @@ type leaderFixture struct {
 func newLeaderFixture(t *testing.T, delay time.Duration) *leaderFixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &Herder{cfg: Config{WorkerURL: "http://a:1", TaskShutdownTimeout: time.Second, ScheduledRebalanceMaxDelay: delay}, log: log}
-	h.statuses = &statusStore{connectors: map[string]Status{}, tasks: map[ConnectorTaskID]Status{}, topics: map[string]map[string]topicStatus{}}
+	h.statuses = &statusStore{connectors: map[string]Status{}, tasks: map[api.ConnectorTaskID]Status{}, topics: map[string]map[string]topicStatus{}}
 	return &leaderFixture{t: t, h: h, l: newLeader(h), snap: newSnapshot()}
 }
 
@@ -41,7 +43,7 @@ func (f *leaderFixture) put(key, value string) {
 func (f *leaderFixture) connector(name string, n int) {
 	f.put("connector-"+name, `{"properties":{"name":"`+name+`"}}`)
 	for i := 0; i < n; i++ {
-		f.put(taskKey(ConnectorTaskID{Connector: name, Task: i}), `{"properties":{}}`)
+		f.put(taskKey(api.ConnectorTaskID{Connector: name, Task: i}), `{"properties":{}}`)
 	}
 	f.put("commit-"+name, `{"tasks":`+itoa(n)+`}`)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // Worker property names of the admission limits. framework/workerconfig
@@ -138,7 +140,7 @@ func (l Limits) assignableItems(snap *Snapshot, items []item) []item {
 
 // workerFull returns the error of a task refused because this worker
 // already runs the most tasks it may.
-func (l Limits) workerFull(id ConnectorTaskID, running int) error {
+func (l Limits) workerFull(id api.ConnectorTaskID, running int) error {
 	l.setDefaults() // zero fields are the defaults however l was built
 	if running < l.WorkerTasks {
 		return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 func TestLimitsCheckConfig(t *testing.T) {
@@ -69,7 +71,7 @@ func TestLimitsCheckTaskConfigs(t *testing.T) {
 
 func TestLimitsWorkerFull(t *testing.T) {
 	lim := Limits{WorkerTasks: 3}
-	id := ConnectorTaskID{Connector: "c", Task: 7}
+	id := api.ConnectorTaskID{Connector: "c", Task: 7}
 	if err := lim.workerFull(id, 2); err != nil {
 		t.Fatalf("2 of 3 running: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 )
 
@@ -33,11 +34,11 @@ type local struct {
 
 	// Owned by the loop goroutine.
 	connectors map[string]*localConnector
-	tasks      map[ConnectorTaskID]*localTask
+	tasks      map[api.ConnectorTaskID]*localTask
 	// refused are the tasks assigned here but not started because this
 	// worker runs worker.tasks.max tasks, with the task generation whose
 	// FAILED status was written; they start once it runs fewer.
-	refused     map[ConnectorTaskID]int64
+	refused     map[api.ConnectorTaskID]int64
 	targets     map[string]TargetState // target applied per connector
 	restartSeen map[string]int64
 	// loggerSeen is the offset of the logger-cluster-<ns> record applied
@@ -80,8 +81,8 @@ func newLocal(h *Herder) *local {
 		h:           h,
 		log:         h.log.With("component", "local"),
 		connectors:  map[string]*localConnector{},
-		tasks:       map[ConnectorTaskID]*localTask{},
-		refused:     map[ConnectorTaskID]int64{},
+		tasks:       map[api.ConnectorTaskID]*localTask{},
+		refused:     map[api.ConnectorTaskID]int64{},
 		targets:     map[string]TargetState{},
 		restartSeen: map[string]int64{},
 		loggerSeen:  map[string]int64{},
@@ -213,7 +214,7 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 			wantConn[c] = true
 		}
 	}
-	wantTask := map[ConnectorTaskID]bool{}
+	wantTask := map[api.ConnectorTaskID]bool{}
 	for _, id := range mine.TaskIDs() {
 		// An assignment from a leader without the limits may still give
 		// this worker tasks of a connector beyond them.
@@ -223,8 +224,8 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 	}
 
 	// 1. Stop tasks that are no longer ours or whose configs changed.
-	var stop []ConnectorTaskID
-	var released []ConnectorTaskID
+	var stop []api.ConnectorTaskID
+	var released []api.ConnectorTaskID
 	for id, t := range l.tasks {
 		switch {
 		case !wantTask[id]:
@@ -313,14 +314,14 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 
 	// 5. Start tasks newly ours (an exactly-once generation only once its
 	// predecessors are fenced).
-	var start []ConnectorTaskID
+	var start []api.ConnectorTaskID
 	for id := range wantTask {
 		if _, running := l.tasks[id]; !running && !l.h.fencingPending(snap, id.Connector) {
 			start = append(start, id)
 		}
 	}
 	sortTaskIDs(start)
-	var refused []ConnectorTaskID
+	var refused []api.ConnectorTaskID
 	var full error
 	for _, id := range start {
 		if ctx.Err() != nil {
@@ -540,7 +541,7 @@ func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffs
 	return l.h.sendTaskConfigs(ctx, name, configs)
 }
 
-func (l *local) startTask(ctx context.Context, snap *Snapshot, id ConnectorTaskID) {
+func (l *local) startTask(ctx context.Context, snap *Snapshot, id api.ConnectorTaskID) {
 	rawConn, _ := snap.ConnectorConfig(id.Connector)
 	rawTask := snap.TaskConfigs(id.Connector)[id.Task]
 	target := snap.Target(id.Connector)
@@ -575,7 +576,7 @@ func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req Resta
 	if !req.IncludeTasks {
 		return
 	}
-	var ids []ConnectorTaskID
+	var ids []api.ConnectorTaskID
 	for id := range l.tasks {
 		if id.Connector == c {
 			ids = append(ids, id)
@@ -601,7 +602,7 @@ func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req Resta
 // the runtime briefly does not know the task: a task the loop has not
 // started (yet) is refused as a rebalance (409, retry later), and one
 // whose start failed is started again.
-func (l *local) restartTaskNow(ctx context.Context, snap *Snapshot, id ConnectorTaskID) error {
+func (l *local) restartTaskNow(ctx context.Context, snap *Snapshot, id api.ConnectorTaskID) error {
 	if _, ok := l.refused[id]; ok {
 		if err := l.h.cfg.Limits.workerFull(id, len(l.tasks)); err != nil {
 			return &BadRequestError{Msg: err.Error()}
@@ -638,7 +639,7 @@ func (l *local) restartConnectorNow(ctx context.Context, snap *Snapshot, c strin
 // statuses say UNASSIGNED, as Kafka Connect's do after a clean stop.
 func (l *local) stopAll(ctx context.Context) {
 	var ids []TaskID
-	var cids []ConnectorTaskID
+	var cids []api.ConnectorTaskID
 	for id := range l.tasks {
 		ids = append(ids, toRuntimeID(id))
 		cids = append(cids, id)
@@ -659,8 +660,8 @@ func (l *local) stopAll(ctx context.Context) {
 	for _, id := range cids {
 		l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
 	}
-	l.tasks = map[ConnectorTaskID]*localTask{}
-	l.refused = map[ConnectorTaskID]int64{}
+	l.tasks = map[api.ConnectorTaskID]*localTask{}
+	l.refused = map[api.ConnectorTaskID]int64{}
 	l.loops.Wait()
 }
 
@@ -696,7 +697,7 @@ func equalTaskConfigs(a, b []map[string]string) bool {
 	return true
 }
 
-func taskList(ids []ConnectorTaskID) string {
+func taskList(ids []api.ConnectorTaskID) string {
 	s := ""
 	for i, id := range ids {
 		if i > 0 {

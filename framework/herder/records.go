@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // Config-topic keys, as Kafka Connect's KafkaConfigBackingStore writes them,
@@ -34,15 +36,15 @@ const (
 	statusTopicSeparator     = ":connector-"
 )
 
-func connectorKey(name string) string   { return keyConnectorPrefix + name }
-func targetStateKey(name string) string { return keyTargetStatePrefix + name }
-func commitKey(name string) string      { return keyCommitPrefix + name }
-func fencingKey(name string) string     { return keyFencingPrefix + name }
-func restartKey(name string) string     { return keyRestartPrefix + name }
-func taskKey(id ConnectorTaskID) string { return keyTaskPrefix + id.String() }
+func connectorKey(name string) string       { return keyConnectorPrefix + name }
+func targetStateKey(name string) string     { return keyTargetStatePrefix + name }
+func commitKey(name string) string          { return keyCommitPrefix + name }
+func fencingKey(name string) string         { return keyFencingPrefix + name }
+func restartKey(name string) string         { return keyRestartPrefix + name }
+func taskKey(id api.ConnectorTaskID) string { return keyTaskPrefix + id.String() }
 
 func statusConnectorKey(name string) string { return keyStatusConnectorPrefix + name }
-func statusTaskKey(id ConnectorTaskID) string {
+func statusTaskKey(id api.ConnectorTaskID) string {
 	return keyStatusTaskPrefix + id.String()
 }
 func statusTopicKey(topic, connector string) string {
@@ -71,16 +73,16 @@ func checkConnectorName(name string) error {
 
 // parseTaskID splits "<connector>-<n>"; connector names may contain '-',
 // so the task number is what follows the last one.
-func parseTaskID(s string) (ConnectorTaskID, error) {
+func parseTaskID(s string) (api.ConnectorTaskID, error) {
 	i := strings.LastIndexByte(s, '-')
 	if i <= 0 {
-		return ConnectorTaskID{}, fmt.Errorf("task id %q has no task number", s)
+		return api.ConnectorTaskID{}, fmt.Errorf("task id %q has no task number", s)
 	}
 	n, err := strconv.Atoi(s[i+1:])
 	if err != nil || n < 0 {
-		return ConnectorTaskID{}, fmt.Errorf("task id %q has an invalid task number", s)
+		return api.ConnectorTaskID{}, fmt.Errorf("task id %q has an invalid task number", s)
 	}
-	return ConnectorTaskID{Connector: s[:i], Task: n}, nil
+	return api.ConnectorTaskID{Connector: s[:i], Task: n}, nil
 }
 
 // TargetState is what the cluster wants a connector to do. The names are
@@ -183,11 +185,11 @@ type WorkerAssignment struct {
 const assignmentVersion = 1
 
 // TaskIDs lists the worker's tasks sorted.
-func (w WorkerAssignment) TaskIDs() []ConnectorTaskID {
-	var out []ConnectorTaskID
+func (w WorkerAssignment) TaskIDs() []api.ConnectorTaskID {
+	var out []api.ConnectorTaskID
 	for c, ns := range w.Tasks {
 		for _, n := range ns {
-			out = append(out, ConnectorTaskID{Connector: c, Task: n})
+			out = append(out, api.ConnectorTaskID{Connector: c, Task: n})
 		}
 	}
 	sortTaskIDs(out)
@@ -210,7 +212,7 @@ func (a *Assignment) OwnerOfConnector(name string) (string, bool) {
 }
 
 // OwnerOfTask returns the URL of the worker assigned the task.
-func (a *Assignment) OwnerOfTask(id ConnectorTaskID) (string, bool) {
+func (a *Assignment) OwnerOfTask(id api.ConnectorTaskID) (string, bool) {
 	if a == nil {
 		return "", false
 	}
@@ -224,11 +226,11 @@ func (a *Assignment) OwnerOfTask(id ConnectorTaskID) (string, bool) {
 	return "", false
 }
 
-func sortTaskIDs(ids []ConnectorTaskID) {
+func sortTaskIDs(ids []api.ConnectorTaskID) {
 	sort.Slice(ids, func(i, j int) bool { return taskLess(ids[i], ids[j]) })
 }
 
-func taskLess(a, b ConnectorTaskID) bool {
+func taskLess(a, b api.ConnectorTaskID) bool {
 	if a.Connector != b.Connector {
 		return a.Connector < b.Connector
 	}

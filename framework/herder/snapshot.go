@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/framework/logging"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // Snapshot is the cluster configuration as read from the config topic up to
@@ -362,11 +363,11 @@ func (s *Snapshot) SessionKey() *SessionKey { return s.sessionKey }
 func (s *Snapshot) Assignment() *Assignment { return s.assignment }
 
 // Tasks lists every task of every connector, sorted.
-func (s *Snapshot) Tasks() []ConnectorTaskID {
-	var out []ConnectorTaskID
+func (s *Snapshot) Tasks() []api.ConnectorTaskID {
+	var out []api.ConnectorTaskID
 	for c, e := range s.connectors {
 		for i := range e.tasks {
-			out = append(out, ConnectorTaskID{Connector: c, Task: i})
+			out = append(out, api.ConnectorTaskID{Connector: c, Task: i})
 		}
 	}
 	sortTaskIDs(out)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/connectd/connectd/framework/configprovider"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 type rec struct {
@@ -219,15 +220,15 @@ func jsonEqual(a, b any) bool {
 func TestParseTaskID(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want ConnectorTaskID
+		want api.ConnectorTaskID
 		ok   bool
 	}{
-		{"a-0", ConnectorTaskID{"a", 0}, true},
-		{"my-long-name-12", ConnectorTaskID{"my-long-name", 12}, true},
-		{"nonum", ConnectorTaskID{}, false},
-		{"-1", ConnectorTaskID{}, false},
-		{"a--1", ConnectorTaskID{"a-", 1}, true},
-		{"a-x", ConnectorTaskID{}, false},
+		{"a-0", api.ConnectorTaskID{Connector: "a", Task: 0}, true},
+		{"my-long-name-12", api.ConnectorTaskID{Connector: "my-long-name", Task: 12}, true},
+		{"nonum", api.ConnectorTaskID{}, false},
+		{"-1", api.ConnectorTaskID{}, false},
+		{"a--1", api.ConnectorTaskID{Connector: "a-", Task: 1}, true},
+		{"a-x", api.ConnectorTaskID{}, false},
 	} {
 		got, err := parseTaskID(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {

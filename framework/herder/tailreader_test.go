@@ -8,6 +8,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -39,7 +40,7 @@ func stallReader(t *testing.T, r *tailReader) {
 func TestStatusReaderRecoversFromStalledConsumer(t *testing.T) {
 	c := newCluster(t, false)
 	h, _ := c.add()
-	id := ConnectorTaskID{Connector: "stalled", Task: 0}
+	id := api.ConnectorTaskID{Connector: "stalled", Task: 0}
 
 	put := func(worker string, gen int32) {
 		h.statuses.send(statusTaskKey(id), encodeStatus(Status{State: StateRunning, WorkerID: worker, Generation: gen}))
