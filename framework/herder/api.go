@@ -13,6 +13,7 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/connconfig"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
@@ -53,7 +54,7 @@ func (h *Herder) leaderOnly() error {
 
 // asLeader runs a privileged change, translating a lost leadership into
 // the error that forwards the request.
-func (h *Herder) asLeader(ctx context.Context, build func(s *Snapshot) ([]*kafka.Message, error)) (*Snapshot, error) {
+func (h *Herder) asLeader(ctx context.Context, build func(s *clusterstate.Snapshot) ([]*kafka.Message, error)) (*clusterstate.Snapshot, error) {
 	if err := h.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -102,7 +103,7 @@ func (h *Herder) Connectors(ctx context.Context) ([]string, error) {
 	return snap.Connectors(), nil
 }
 
-func (h *Herder) info(snap *Snapshot, name string) api.ConnectorInfo {
+func (h *Herder) info(snap *clusterstate.Snapshot, name string) api.ConnectorInfo {
 	cfg, _ := snap.ConnectorConfig(name)
 	tasks := make([]api.ConnectorTaskID, snap.TaskCount(name))
 	for i := range tasks {
@@ -222,14 +223,14 @@ func renderProps(props map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func targetOf(s api.InitialState) (TargetState, error) {
+func targetOf(s api.InitialState) (clusterstate.TargetState, error) {
 	switch strings.ToUpper(string(s)) {
 	case "", string(api.InitialRunning):
-		return TargetStarted, nil
+		return clusterstate.TargetStarted, nil
 	case string(api.InitialPaused):
-		return TargetPaused, nil
+		return clusterstate.TargetPaused, nil
 	case string(api.InitialStopped):
-		return TargetStopped, nil
+		return clusterstate.TargetStopped, nil
 	}
 	return "", &BadRequestError{Msg: fmt.Sprintf("Invalid initial state %q: must be one of RUNNING, PAUSED, STOPPED", s)}
 }
@@ -255,7 +256,7 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[
 		return api.ConnectorInfo{}, false, err
 	}
 	created := false
-	snap, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	snap, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		exists := s.Contains(name)
 		if exists && !allowReplace {
 			return nil, &AlreadyExistsError{Msg: fmt.Sprintf("Connector %s already exists", name)}
@@ -263,13 +264,13 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[
 		created = !exists
 		var msgs []*kafka.Message
 		if created && initial != "" {
-			msgs = append(msgs, record(targetStateKey(name), encodeTargetState(target)))
+			msgs = append(msgs, record(clusterstate.TargetStateRecord(name, target)))
 		}
-		if created && target == TargetStopped {
+		if created && target == clusterstate.TargetStopped {
 			// A connector created STOPPED has no tasks (as after a stop).
-			msgs = append(msgs, record(commitKey(name), commitValue{Tasks: 0}))
+			msgs = append(msgs, record(clusterstate.CommitRecord(name, 0)))
 		}
-		return append(msgs, record(connectorKey(name), propertiesValue{Properties: props})), nil
+		return append(msgs, record(clusterstate.ConnectorRecord(name, props))), nil
 	})
 	if err != nil {
 		return api.ConnectorInfo{}, false, err
@@ -302,11 +303,11 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 	if err := h.validateForWrite(ctx, next); err != nil {
 		return api.ConnectorInfo{}, err
 	}
-	snap, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	snap, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
-		return []*kafka.Message{record(connectorKey(name), propertiesValue{Properties: next})}, nil
+		return []*kafka.Message{record(clusterstate.ConnectorRecord(name, next))}, nil
 	})
 	if err != nil {
 		return api.ConnectorInfo{}, err
@@ -318,16 +319,16 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 // tombstoned in one transaction; its statuses afterwards.
 func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 	tasks := 0
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
 		tasks = s.TaskCount(name)
-		msgs := []*kafka.Message{record(connectorKey(name), nil), record(targetStateKey(name), nil)}
-		for i := 0; i < tasks; i++ {
-			msgs = append(msgs, record(taskKey(api.ConnectorTaskID{Connector: name, Task: i}), nil))
+		var msgs []*kafka.Message
+		for _, r := range clusterstate.DeleteConnectorRecords(name, tasks) {
+			msgs = append(msgs, record(r))
 		}
-		return append(msgs, record(commitKey(name), nil)), nil
+		return msgs, nil
 	})
 	if err != nil {
 		return err
@@ -425,12 +426,12 @@ func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks
 	if err != nil {
 		return nil, err
 	}
-	req := RestartRequest{IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
-	if _, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	req := clusterstate.RestartRequest{IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
+	if _, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
-		return []*kafka.Message{record(restartKey(name), req)}, nil
+		return []*kafka.Message{record(clusterstate.RestartRecord(name, req))}, nil
 	}); err != nil {
 		return nil, err
 	}
@@ -449,7 +450,7 @@ func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks
 
 // restartConnectorOnOwner restarts the connector instance here when this
 // worker runs it, else sends the request to the worker that does.
-func (h *Herder) restartConnectorOnOwner(ctx context.Context, snap *Snapshot, name string) error {
+func (h *Herder) restartConnectorOnOwner(ctx context.Context, snap *clusterstate.Snapshot, name string) error {
 	if !h.started.Load() {
 		return h.notStarted()
 	}
@@ -499,15 +500,15 @@ func (h *Herder) RestartTask(ctx context.Context, id api.ConnectorTaskID) error 
 // PauseConnector and ResumeConnector write the target state; any worker
 // may, as in Kafka Connect.
 func (h *Herder) PauseConnector(ctx context.Context, name string) error {
-	return h.putTargetState(ctx, name, TargetPaused)
+	return h.putTargetState(ctx, name, clusterstate.TargetPaused)
 }
 
 // ResumeConnector: see PauseConnector.
 func (h *Herder) ResumeConnector(ctx context.Context, name string) error {
-	return h.putTargetState(ctx, name, TargetStarted)
+	return h.putTargetState(ctx, name, clusterstate.TargetStarted)
 }
 
-func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState) error {
+func (h *Herder) putTargetState(ctx context.Context, name string, t clusterstate.TargetState) error {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return err
@@ -518,7 +519,7 @@ func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState)
 	if !h.started.Load() {
 		return h.notStarted()
 	}
-	_, err = h.configs.write(ctx, record(targetStateKey(name), encodeTargetState(t)))
+	_, err = h.configs.write(ctx, record(clusterstate.TargetStateRecord(name, t)))
 	return transient(ctx, err)
 }
 
@@ -526,13 +527,13 @@ func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState)
 // configs are emptied and the target state set to STOPPED in one
 // transaction.
 func (h *Herder) StopConnector(ctx context.Context, name string) error {
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
 		return []*kafka.Message{
-			record(commitKey(name), commitValue{Tasks: 0}),
-			record(targetStateKey(name), encodeTargetState(TargetStopped)),
+			record(clusterstate.CommitRecord(name, 0)),
+			record(clusterstate.TargetStateRecord(name, clusterstate.TargetStopped)),
 		}, nil
 	})
 	return err
@@ -606,11 +607,11 @@ func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[
 	if err := h.cfg.Limits.checkTaskConfigs(name, configs); err != nil {
 		return &BadRequestError{Msg: err.Error()}
 	}
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
-		if s.Target(name) == TargetStopped {
+		if s.Target(name) == clusterstate.TargetStopped {
 			h.log.Info("ignoring task configs of a stopped connector", "connector", name)
 			return nil, nil
 		}
@@ -619,16 +620,16 @@ func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[
 		}
 		var msgs []*kafka.Message
 		for i, c := range configs {
-			msgs = append(msgs, record(taskKey(api.ConnectorTaskID{Connector: name, Task: i}), propertiesValue{Properties: c}))
+			msgs = append(msgs, record(clusterstate.TaskRecord(api.ConnectorTaskID{Connector: name, Task: i}, c)))
 		}
-		msgs = append(msgs, record(commitKey(name), commitValue{Tasks: len(configs)}))
+		msgs = append(msgs, record(clusterstate.CommitRecord(name, len(configs))))
 		eos := h.exactlyOnce(s, name)
 		pending := false
 		if eos {
 			prev, ok := s.Fencing(name)
 			pending = ok && needsFencing(prev, len(configs))
 			if !pending {
-				msgs = append(msgs, record(fencingKey(name), fencingValue{TaskCount: len(configs)}))
+				msgs = append(msgs, record(clusterstate.FencingRecord(name, len(configs))))
 			}
 		}
 		h.log.Info("writing task configs", "connector", name, "tasks", len(configs), "exactly_once", eos, "fencing_pending", pending)
@@ -647,19 +648,18 @@ func needsFencing(prev, next int) bool {
 
 // fencingPending reports whether the connector's current task generation
 // waits for its predecessors to be fenced.
-func (h *Herder) fencingPending(s *Snapshot, name string) bool {
+func (h *Herder) fencingPending(s *clusterstate.Snapshot, name string) bool {
 	if s.TaskCount(name) == 0 || !h.exactlyOnce(s, name) {
 		return false
 	}
-	f, ok := s.fencing[name]
-	return ok && f.offset < s.TaskGeneration(name)
+	return s.FencedBeforeTaskGeneration(name)
 }
 
 // FenceZombies is the internal PUT /connectors/{c}/fence: fence the
 // producers of the connector's last fenced generation and record the
 // current task count, so that the current generation may start.
 func (h *Herder) FenceZombies(ctx context.Context, name string) error {
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
@@ -673,7 +673,7 @@ func (h *Herder) FenceZombies(ctx context.Context, name string) error {
 
 // fenceLocked fences the task producers of the connector's last fenced
 // generation and returns the record that lets the current one start.
-func (h *Herder) fenceLocked(ctx context.Context, s *Snapshot, name string) ([]*kafka.Message, error) {
+func (h *Herder) fenceLocked(ctx context.Context, s *clusterstate.Snapshot, name string) ([]*kafka.Message, error) {
 	n := s.TaskCount(name)
 	if prev, ok := s.Fencing(name); ok && prev > 0 {
 		h.log.Info("fencing the previous task generation's producers", "connector", name, "tasks", prev)
@@ -681,12 +681,12 @@ func (h *Herder) fenceLocked(ctx context.Context, s *Snapshot, name string) ([]*
 			return nil, fmt.Errorf("fencing the previous tasks of connector %s: %w", name, err)
 		}
 	}
-	return []*kafka.Message{record(fencingKey(name), fencingValue{TaskCount: n})}, nil
+	return []*kafka.Message{record(clusterstate.FencingRecord(name, n))}, nil
 }
 
 // exactlyOnce reports whether the connector's tasks run exactly-once:
 // the worker has exactly.once.source.support=enabled and it is a source.
-func (h *Herder) exactlyOnce(s *Snapshot, name string) bool {
+func (h *Herder) exactlyOnce(s *clusterstate.Snapshot, name string) bool {
 	if !h.cfg.ExactlyOnceSource {
 		return false
 	}
@@ -750,8 +750,8 @@ func (h *Herder) SetClusterLoggerLevel(ctx context.Context, namespace, level str
 	if _, err := logging.ParseLevel(level); err != nil {
 		return &BadRequestError{Msg: err.Error()}
 	}
-	_, err := h.asLeader(ctx, func(*Snapshot) ([]*kafka.Message, error) {
-		return []*kafka.Message{record(keyLoggerPrefix+namespace, loggerValue{Level: strings.ToUpper(level)})}, nil
+	_, err := h.asLeader(ctx, func(*clusterstate.Snapshot) ([]*kafka.Message, error) {
+		return []*kafka.Message{record(clusterstate.LoggerRecord(namespace, strings.ToUpper(level)))}, nil
 	})
 	return err
 }

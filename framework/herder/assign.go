@@ -3,6 +3,7 @@ package herder
 import (
 	"sort"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
 
@@ -41,7 +42,7 @@ func balance(items []item, workers []string, prev map[item]string) map[item]stri
 }
 
 func balanceKind(items []item, workers []string, prev map[item]string, out map[item]string) {
-	sort.Slice(items, func(i, j int) bool { return taskLess(items[i], items[j]) })
+	sort.Slice(items, func(i, j int) bool { return clusterstate.TaskLess(items[i], items[j]) })
 	live := make(map[string]bool, len(workers))
 	owned := make(map[string][]item, len(workers))
 	for _, w := range workers {
@@ -85,7 +86,7 @@ func balanceKind(items []item, workers []string, prev map[item]string, out map[i
 		// Move the hi worker's last item (owned lists keep items sorted
 		// within each phase, so this is its highest-numbered work).
 		list := owned[hi]
-		sort.Slice(list, func(i, j int) bool { return taskLess(list[i], list[j]) })
+		sort.Slice(list, func(i, j int) bool { return clusterstate.TaskLess(list[i], list[j]) })
 		it := list[len(list)-1]
 		owned[hi] = list[:len(list)-1]
 		owned[lo] = append(owned[lo], it)
@@ -98,7 +99,7 @@ func balanceKind(items []item, workers []string, prev map[item]string, out map[i
 }
 
 // ownersOf flattens an assignment into item -> worker URL.
-func ownersOf(a *Assignment) map[item]string {
+func ownersOf(a *clusterstate.Assignment) map[item]string {
 	out := map[item]string{}
 	if a == nil {
 		return out
@@ -119,21 +120,21 @@ func ownersOf(a *Assignment) map[item]string {
 // buildAssignment turns item -> worker into the record's per-worker form.
 // Every worker in workers gets an entry, even an empty one, so that a
 // worker can tell "nothing for me" from "not yet assigned".
-func buildAssignment(owners map[item]string, workers []string) map[string]WorkerAssignment {
-	out := make(map[string]WorkerAssignment, len(workers))
+func buildAssignment(owners map[item]string, workers []string) map[string]clusterstate.WorkerAssignment {
+	out := make(map[string]clusterstate.WorkerAssignment, len(workers))
 	for _, w := range workers {
-		out[w] = WorkerAssignment{Connectors: []string{}, Tasks: map[string][]int{}}
+		out[w] = clusterstate.WorkerAssignment{Connectors: []string{}, Tasks: map[string][]int{}}
 	}
 	var items []item
 	for it := range owners {
 		items = append(items, it)
 	}
-	sort.Slice(items, func(i, j int) bool { return taskLess(items[i], items[j]) })
+	sort.Slice(items, func(i, j int) bool { return clusterstate.TaskLess(items[i], items[j]) })
 	for _, it := range items {
 		url := owners[it]
 		wa, ok := out[url]
 		if !ok {
-			wa = WorkerAssignment{Connectors: []string{}, Tasks: map[string][]int{}}
+			wa = clusterstate.WorkerAssignment{Connectors: []string{}, Tasks: map[string][]int{}}
 		}
 		if isConnector(it) {
 			wa.Connectors = append(wa.Connectors, it.Connector)
@@ -146,7 +147,7 @@ func buildAssignment(owners map[item]string, workers []string) map[string]Worker
 }
 
 // itemsOf lists every connector instance and task the snapshot defines.
-func itemsOf(s *Snapshot) []item {
+func itemsOf(s *clusterstate.Snapshot) []item {
 	var out []item
 	for _, c := range s.Connectors() {
 		out = append(out, item{Connector: c, Task: connectorItem})

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
 
@@ -122,7 +123,7 @@ func TestBuildAssignmentRoundTrip(t *testing.T) {
 		{Connector: "c1", Task: 0}:             "http://b:1",
 		{Connector: "c1", Task: 1}:             "http://a:1",
 	}
-	a := &Assignment{Workers: buildAssignment(owners, workers)}
+	a := &clusterstate.Assignment{Workers: buildAssignment(owners, workers)}
 	if _, ok := a.Workers["http://idle:1"]; !ok {
 		t.Fatal("idle worker has no entry")
 	}

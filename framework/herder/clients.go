@@ -10,6 +10,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/internal/kafkalog"
 )
 
@@ -151,4 +152,10 @@ func (h *Herder) producerConfig(clientID string, own kafka.ConfigMap) *kafka.Con
 		m[k] = v
 	}
 	return h.clientConfig(clientID, m)
+}
+
+// record is a config-topic record as a message; the writer sets its
+// topic and partition.
+func record(r clusterstate.Record) *kafka.Message {
+	return &kafka.Message{Key: []byte(r.Key), Value: r.Value}
 }

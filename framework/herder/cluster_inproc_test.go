@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/internal/kafkatest"
@@ -53,10 +54,10 @@ func newRecordRuntime() *recordRuntime {
 }
 
 func stateFor(t RuntimeTarget) State {
-	switch TargetState(t) {
-	case TargetPaused:
+	switch clusterstate.TargetState(t) {
+	case clusterstate.TargetPaused:
 		return StatePaused
-	case TargetStopped:
+	case clusterstate.TargetStopped:
 		return StateStopped
 	}
 	return StateRunning

@@ -9,6 +9,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
 
@@ -92,7 +93,7 @@ const freshBackoff = 5 * time.Second
 // restart request) is in it, whichever worker answers. When the end cannot
 // be read within freshReadBound, the snapshot at hand is served: a
 // slightly stale answer is better than an error.
-func (h *Herder) snapshot(ctx context.Context) (*Snapshot, error) {
+func (h *Herder) snapshot(ctx context.Context) (*clusterstate.Snapshot, error) {
 	if !h.started.Load() {
 		return nil, h.notStarted()
 	}
@@ -111,7 +112,7 @@ func (h *Herder) snapshot(ctx context.Context) (*Snapshot, error) {
 	return h.freshSnapshot(ctx)
 }
 
-func (h *Herder) freshSnapshot(ctx context.Context) (*Snapshot, error) {
+func (h *Herder) freshSnapshot(ctx context.Context) (*clusterstate.Snapshot, error) {
 	if last := h.freshFailed.Load(); last != 0 && time.Since(time.Unix(0, last)) < freshBackoff {
 		return h.configs.Snapshot(), nil
 	}
@@ -210,7 +211,7 @@ func transientKafka(e kafka.Error) bool {
 // snapshot has but whose status record this worker has not read yet (it
 // was just created, or its worker has not reported): UNASSIGNED, with the
 // worker the assignment gives it to, if any.
-func unassignedStatus(snap *Snapshot, it item) Status {
+func unassignedStatus(snap *clusterstate.Snapshot, it item) Status {
 	st := Status{State: StateUnassigned}
 	a := snap.Assignment()
 	if a == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
@@ -149,7 +150,7 @@ func TestWritesAreVisibleOnEveryWorkerOnceReturned(t *testing.T) {
 			t.Fatalf("pause of %s on the other worker right after create: %v", name, err)
 		}
 		snap, err := l.snapshot(ctx)
-		if err != nil || snap.Target(name) != TargetPaused {
+		if err != nil || snap.Target(name) != clusterstate.TargetPaused {
 			t.Fatalf("target of %s on the leader right after pause: %v %v", name, snap.Target(name), err)
 		}
 	}

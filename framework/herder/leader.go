@@ -14,6 +14,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
 
@@ -210,7 +211,7 @@ var errNotLeading = errors.New("not leading")
 
 // write commits msgs in one transaction and waits until this worker has
 // read them back. The caller holds l.mu.
-func (l *leader) writeLocked(ctx context.Context, msgs []*kafka.Message) (*Snapshot, error) {
+func (l *leader) writeLocked(ctx context.Context, msgs []*kafka.Message) (*clusterstate.Snapshot, error) {
 	if l.producer == nil {
 		return nil, errNotLeading
 	}
@@ -255,7 +256,7 @@ func (l *leader) writeLocked(ctx context.Context, msgs []*kafka.Message) (*Snaps
 // the config topic read to its end, build computes the records from the
 // current snapshot (and may refuse with a typed error); they are written in
 // one transaction.
-func (l *leader) privileged(ctx context.Context, build func(s *Snapshot) ([]*kafka.Message, error)) (*Snapshot, error) {
+func (l *leader) privileged(ctx context.Context, build func(s *clusterstate.Snapshot) ([]*kafka.Message, error)) (*clusterstate.Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.active.Load() {
@@ -318,7 +319,7 @@ func (l *leader) reconcile(ctx context.Context) error {
 		if _, err := rand.Read(key); err != nil {
 			return fmt.Errorf("session key: %w", err)
 		}
-		msgs = append(msgs, record(keySessionKey, sessionKeyValue{Key: key, Algorithm: sessionKeyAlgorithm, Created: now.UnixMilli()}))
+		msgs = append(msgs, record(clusterstate.SessionKeyRecord(clusterstate.SessionKey{Key: key, Algorithm: sessionKeyAlgorithm, Created: now.UnixMilli()})))
 	}
 	live, err := l.liveMembersLocked(ctx)
 	if err != nil {
@@ -326,7 +327,7 @@ func (l *leader) reconcile(ctx context.Context) error {
 	}
 	next, changed := l.computeLocked(snap, live, now)
 	if changed {
-		msgs = append(msgs, record(keyAssignment, next))
+		msgs = append(msgs, record(clusterstate.AssignmentRecord(next)))
 	}
 	if len(msgs) > 0 {
 		if _, err := l.writeLocked(ctx, msgs); err != nil {
@@ -399,7 +400,7 @@ func (l *leader) fencePendingLocked(ctx context.Context, live []string, now time
 
 // computeLocked derives the next assignment from the current one. It
 // returns changed=false when the assignment would stay the same.
-func (l *leader) computeLocked(snap *Snapshot, live []string, now time.Time) (*Assignment, bool) {
+func (l *leader) computeLocked(snap *clusterstate.Snapshot, live []string, now time.Time) (*clusterstate.Assignment, bool) {
 	cur := snap.Assignment()
 	prevOwners := ownersOf(cur)
 	isLive := map[string]bool{}
@@ -501,8 +502,8 @@ func (l *leader) computeLocked(snap *Snapshot, live []string, now time.Time) (*A
 		workers = append(workers, w)
 	}
 	sortStrings(workers)
-	next := &Assignment{
-		Version:    assignmentVersion,
+	next := &clusterstate.Assignment{
+		Version:    clusterstate.AssignmentVersion,
 		Generation: gen,
 		Leader:     l.h.cfg.WorkerURL,
 		Workers:    buildAssignment(final, workers),
@@ -527,10 +528,10 @@ func (l *leader) released(it item, rv revocation) bool {
 	return ok && st.WorkerID == WorkerID(rv.from) && st.Generation >= rv.gen && st.State == StateUnassigned
 }
 
-func normalizeWorkers(ws map[string]WorkerAssignment) map[string]WorkerAssignment {
-	out := make(map[string]WorkerAssignment, len(ws))
+func normalizeWorkers(ws map[string]clusterstate.WorkerAssignment) map[string]clusterstate.WorkerAssignment {
+	out := make(map[string]clusterstate.WorkerAssignment, len(ws))
 	for k, w := range ws {
-		n := WorkerAssignment{Connectors: w.Connectors, Tasks: maps.Clone(w.Tasks)}
+		n := clusterstate.WorkerAssignment{Connectors: w.Connectors, Tasks: maps.Clone(w.Tasks)}
 		if n.Connectors == nil {
 			n.Connectors = []string{}
 		}

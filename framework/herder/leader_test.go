@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
 
@@ -18,7 +19,7 @@ type leaderFixture struct {
 	t    *testing.T
 	h    *Herder
 	l    *leader
-	snap *Snapshot
+	snap *clusterstate.Snapshot
 	off  int64
 }
 
@@ -26,7 +27,7 @@ func newLeaderFixture(t *testing.T, delay time.Duration) *leaderFixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &Herder{cfg: Config{WorkerURL: "http://a:1", TaskShutdownTimeout: time.Second, ScheduledRebalanceMaxDelay: delay}, log: log}
 	h.statuses = &statusStore{connectors: map[string]Status{}, tasks: map[api.ConnectorTaskID]Status{}, topics: map[string]map[string]topicStatus{}}
-	return &leaderFixture{t: t, h: h, l: newLeader(h), snap: newSnapshot()}
+	return &leaderFixture{t: t, h: h, l: newLeader(h), snap: clusterstate.New()}
 }
 
 // put applies a record; "" is a tombstone.
@@ -35,7 +36,7 @@ func (f *leaderFixture) put(key, value string) {
 	if value != "" {
 		v = []byte(value)
 	}
-	f.snap.apply(f.h.log, key, v, f.off)
+	f.snap.Apply(f.h.log, key, v, f.off)
 	f.off++
 }
 
@@ -43,7 +44,7 @@ func (f *leaderFixture) put(key, value string) {
 func (f *leaderFixture) connector(name string, n int) {
 	f.put("connector-"+name, `{"properties":{"name":"`+name+`"}}`)
 	for i := 0; i < n; i++ {
-		f.put(taskKey(api.ConnectorTaskID{Connector: name, Task: i}), `{"properties":{}}`)
+		f.put("task-"+api.ConnectorTaskID{Connector: name, Task: i}.String(), `{"properties":{}}`)
 	}
 	f.put("commit-"+name, `{"tasks":`+itoa(n)+`}`)
 }
@@ -51,16 +52,16 @@ func (f *leaderFixture) connector(name string, n int) {
 func itoa(n int) string { return string(mustJSON(n)) }
 
 // step computes and "writes" the next assignment.
-func (f *leaderFixture) step(live []string, now time.Time) (*Assignment, bool) {
+func (f *leaderFixture) step(live []string, now time.Time) (*clusterstate.Assignment, bool) {
 	f.t.Helper()
 	a, changed := f.l.computeLocked(f.snap, live, now)
 	if changed {
-		f.snap.assignment = a
+		f.put("connectd-assignment", string(mustJSON(a)))
 	}
 	return a, changed
 }
 
-func owner(a *Assignment, it item) string {
+func owner(a *clusterstate.Assignment, it item) string {
 	if isConnector(it) {
 		u, _ := a.OwnerOfConnector(it.Connector)
 		return u
@@ -69,7 +70,7 @@ func owner(a *Assignment, it item) string {
 	return u
 }
 
-func countTasks(a *Assignment) map[string]int {
+func countTasks(a *clusterstate.Assignment) map[string]int {
 	out := map[string]int{}
 	for u, w := range a.Workers {
 		for _, ts := range w.Tasks {

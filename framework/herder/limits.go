@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
 
@@ -122,13 +123,13 @@ func (l Limits) checkTaskConfigs(name string, configs []map[string]string) error
 // record nor start anywhere. Its connector instance still runs and
 // generates task configs within the limit, or is FAILED when its config
 // asks for more.
-func (l Limits) assignable(snap *Snapshot, name string) bool {
+func (l Limits) assignable(snap *clusterstate.Snapshot, name string) bool {
 	l.setDefaults() // zero fields are the defaults however l was built
 	return snap.TaskCount(name) <= l.ConnectorTasks
 }
 
 // assignableItems drops the tasks of connectors that are not assignable.
-func (l Limits) assignableItems(snap *Snapshot, items []item) []item {
+func (l Limits) assignableItems(snap *clusterstate.Snapshot, items []item) []item {
 	out := items[:0]
 	for _, it := range items {
 		if isConnector(it) || l.assignable(snap, it.Connector) {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 )
@@ -30,7 +31,7 @@ type local struct {
 	// records carry it.
 	gen atomic.Int32
 	// mine is this worker's share of that assignment.
-	mine atomic.Pointer[WorkerAssignment]
+	mine atomic.Pointer[clusterstate.WorkerAssignment]
 
 	// Owned by the loop goroutine.
 	connectors map[string]*localConnector
@@ -39,7 +40,7 @@ type local struct {
 	// worker runs worker.tasks.max tasks, with the task generation whose
 	// FAILED status was written; they start once it runs fewer.
 	refused     map[api.ConnectorTaskID]int64
-	targets     map[string]TargetState // target applied per connector
+	targets     map[string]clusterstate.TargetState // target applied per connector
 	restartSeen map[string]int64
 	// loggerSeen is the offset of the logger-cluster-<ns> record applied
 	// last, per namespace.
@@ -63,7 +64,7 @@ type loopCall struct {
 
 type localConnector struct {
 	configOffset int64
-	target       TargetState
+	target       clusterstate.TargetState
 	reconfigure  chan struct{} // cap 1: a task-config generation is wanted
 	cancel       context.CancelFunc
 	done         chan struct{}
@@ -83,23 +84,23 @@ func newLocal(h *Herder) *local {
 		connectors:  map[string]*localConnector{},
 		tasks:       map[api.ConnectorTaskID]*localTask{},
 		refused:     map[api.ConnectorTaskID]int64{},
-		targets:     map[string]TargetState{},
+		targets:     map[string]clusterstate.TargetState{},
 		restartSeen: map[string]int64{},
 		loggerSeen:  map[string]int64{},
 		reconf:      map[string]chan struct{}{},
 		pings:       make(chan chan struct{}),
 		calls:       make(chan loopCall),
 	}
-	l.mine.Store(&WorkerAssignment{})
+	l.mine.Store(&clusterstate.WorkerAssignment{})
 	return l
 }
 
 // run applies assignments until ctx ends, then stops everything this
 // worker runs.
-func (l *local) run(ctx context.Context, initial *Snapshot) {
+func (l *local) run(ctx context.Context, initial *clusterstate.Snapshot) {
 	// Restart requests written before this worker started are history.
-	for c, r := range initial.restarts {
-		l.restartSeen[c] = r.offset
+	for c, r := range initial.Restarts() {
+		l.restartSeen[c] = r.Offset
 	}
 	resync := time.NewTicker(5 * time.Second)
 	defer resync.Stop()
@@ -123,29 +124,29 @@ func (l *local) run(ctx context.Context, initial *Snapshot) {
 
 // applyLoggers applies the cluster-wide log levels not applied yet, in
 // the order they were written.
-func (l *local) applyLoggers(snap *Snapshot) {
+func (l *local) applyLoggers(snap *clusterstate.Snapshot) {
 	if l.h.cfg.LogLevels == nil {
 		return
 	}
 	type change struct {
 		ns string
-		e  loggerEntry
+		e  clusterstate.LoggerLevel
 	}
 	var todo []change
-	for ns, e := range snap.loggers {
-		if seen, ok := l.loggerSeen[ns]; !ok || e.offset > seen {
+	for ns, e := range snap.Loggers() {
+		if seen, ok := l.loggerSeen[ns]; !ok || e.Offset > seen {
 			todo = append(todo, change{ns, e})
 		}
 	}
-	slices.SortFunc(todo, func(a, b change) int { return cmp.Compare(a.e.offset, b.e.offset) })
+	slices.SortFunc(todo, func(a, b change) int { return cmp.Compare(a.e.Offset, b.e.Offset) })
 	for _, c := range todo {
-		l.loggerSeen[c.ns] = c.e.offset
-		affected, err := l.h.cfg.LogLevels.Set(c.ns, c.e.level)
+		l.loggerSeen[c.ns] = c.e.Offset
+		affected, err := l.h.cfg.LogLevels.Set(c.ns, c.e.Level)
 		if err != nil {
-			l.log.Warn("cannot apply a cluster-wide log level", "logger", c.ns, "level", c.e.level, "err", err)
+			l.log.Warn("cannot apply a cluster-wide log level", "logger", c.ns, "level", c.e.Level, "err", err)
 			continue
 		}
-		l.log.Info("applied a cluster-wide log level", "logger", c.ns, "level", c.e.level, "affected", len(affected))
+		l.log.Info("applied a cluster-wide log level", "logger", c.ns, "level", c.e.Level, "affected", len(affected))
 	}
 }
 
@@ -193,10 +194,10 @@ func (l *local) runOnLoop(ctx context.Context, fn func(ctx context.Context)) err
 	}
 }
 
-func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
+func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
 	self := l.h.cfg.WorkerURL
 	a := snap.Assignment()
-	var mine WorkerAssignment
+	var mine clusterstate.WorkerAssignment
 	var gen int32
 	if a != nil {
 		mine = a.Workers[self]
@@ -238,7 +239,7 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 		}
 	}
 	if len(stop) > 0 {
-		sortTaskIDs(stop)
+		clusterstate.SortTaskIDs(stop)
 		l.log.Info("stopping tasks", "tasks", taskList(stop), "generation", gen)
 		ids := make([]TaskID, len(stop))
 		for i, id := range stop {
@@ -291,7 +292,7 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 			l.targets[c] = want
 			if lc, ok := l.connectors[c]; ok {
 				lc.target = want
-				if want == TargetStarted {
+				if want == clusterstate.TargetStarted {
 					l.requestTaskConfigs(c)
 				}
 			}
@@ -304,7 +305,7 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 			return // stopping: what started is stopped by stopAll
 		}
 		if _, running := l.connectors[name]; running {
-			if snap.TaskConfigsStale(name) && snap.Target(name) == TargetStarted {
+			if snap.TaskConfigsStale(name) && snap.Target(name) == clusterstate.TargetStarted {
 				l.requestTaskConfigs(name)
 			}
 			continue
@@ -320,7 +321,7 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 			start = append(start, id)
 		}
 	}
-	sortTaskIDs(start)
+	clusterstate.SortTaskIDs(start)
 	var refused []api.ConnectorTaskID
 	var full error
 	for _, id := range start {
@@ -345,13 +346,14 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 	}
 
 	// 6. Restart requests.
-	for _, c := range sortedKeys(snap.restarts) {
-		r := snap.restarts[c]
-		if r.offset <= l.restartSeen[c] {
+	restarts := snap.Restarts()
+	for _, c := range sortedKeys(restarts) {
+		r := restarts[c]
+		if r.Offset <= l.restartSeen[c] {
 			continue
 		}
-		l.restartSeen[c] = r.offset
-		l.restart(ctx, snap, c, r.req)
+		l.restartSeen[c] = r.Offset
+		l.restart(ctx, snap, c, r.Request)
 	}
 }
 
@@ -372,7 +374,7 @@ func (l *local) status(state, trace string) Status {
 	return Status{State: state, Trace: trace, WorkerID: l.h.workerID, Generation: l.gen.Load()}
 }
 
-func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string) {
+func (l *local) startConnector(ctx context.Context, snap *clusterstate.Snapshot, name string) {
 	raw, _ := snap.ConnectorConfig(name)
 	target := snap.Target(name)
 	if err := l.h.cfg.Limits.checkConfig(name, raw); err != nil {
@@ -418,7 +420,7 @@ func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string)
 		l.h.statuses.putConnector(name, l.status(StateFailed, l.h.scrub(name, err.Error())))
 		return
 	}
-	if target == TargetStarted {
+	if target == clusterstate.TargetStarted {
 		l.requestTaskConfigs(name)
 	}
 }
@@ -493,7 +495,7 @@ var errTooManyTasks = errors.New("more task configs than tasks.max")
 func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffset int64) error {
 	snap := l.h.configs.Snapshot()
 	raw, ok := snap.ConnectorConfig(name)
-	if !ok || snap.Target(name) != TargetStarted || snap.ConfigOffset(name) != configOffset {
+	if !ok || snap.Target(name) != clusterstate.TargetStarted || snap.ConfigOffset(name) != configOffset {
 		// Gone, not started, or reconfigured: the connector instance
 		// started with the new config sends the task configs.
 		return nil
@@ -541,7 +543,7 @@ func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffs
 	return l.h.sendTaskConfigs(ctx, name, configs)
 }
 
-func (l *local) startTask(ctx context.Context, snap *Snapshot, id api.ConnectorTaskID) {
+func (l *local) startTask(ctx context.Context, snap *clusterstate.Snapshot, id api.ConnectorTaskID) {
 	rawConn, _ := snap.ConnectorConfig(id.Connector)
 	rawTask := snap.TaskConfigs(id.Connector)[id.Task]
 	target := snap.Target(id.Connector)
@@ -563,7 +565,7 @@ func (l *local) startTask(ctx context.Context, snap *Snapshot, id api.ConnectorT
 }
 
 // restart carries out a restart request for what runs here.
-func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req RestartRequest) {
+func (l *local) restart(ctx context.Context, snap *clusterstate.Snapshot, c string, req clusterstate.RestartRequest) {
 	if _, ok := l.connectors[c]; ok {
 		st, _ := l.h.statuses.connector(c)
 		if !req.OnlyFailed || st.State == StateFailed {
@@ -582,7 +584,7 @@ func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req Resta
 			ids = append(ids, id)
 		}
 	}
-	sortTaskIDs(ids)
+	clusterstate.SortTaskIDs(ids)
 	for _, id := range ids {
 		st, _ := l.h.statuses.task(id)
 		if req.OnlyFailed && st.State != StateFailed {
@@ -602,7 +604,7 @@ func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req Resta
 // the runtime briefly does not know the task: a task the loop has not
 // started (yet) is refused as a rebalance (409, retry later), and one
 // whose start failed is started again.
-func (l *local) restartTaskNow(ctx context.Context, snap *Snapshot, id api.ConnectorTaskID) error {
+func (l *local) restartTaskNow(ctx context.Context, snap *clusterstate.Snapshot, id api.ConnectorTaskID) error {
 	if _, ok := l.refused[id]; ok {
 		if err := l.h.cfg.Limits.workerFull(id, len(l.tasks)); err != nil {
 			return &BadRequestError{Msg: err.Error()}
@@ -627,7 +629,7 @@ func (l *local) restartTaskNow(ctx context.Context, snap *Snapshot, id api.Conne
 
 // restartConnectorNow restarts a connector this worker runs (the
 // synchronous form of POST /connectors/{c}/restart).
-func (l *local) restartConnectorNow(ctx context.Context, snap *Snapshot, c string) {
+func (l *local) restartConnectorNow(ctx context.Context, snap *clusterstate.Snapshot, c string) {
 	if _, ok := l.connectors[c]; !ok {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/offsets"
@@ -43,7 +44,7 @@ func (h *Herder) offsetStore(cfg map[string]string) (*offsets.Store, error) {
 
 // typed returns the connector's config and type, or an error when the
 // connector or its plugin is unknown.
-func (h *Herder) typed(snap *Snapshot, name string) (map[string]string, api.ConnectorType, error) {
+func (h *Herder) typed(snap *clusterstate.Snapshot, name string) (map[string]string, api.ConnectorType, error) {
 	cfg, ok := snap.ConnectorConfig(name)
 	if !ok {
 		return nil, "", connectorNotFound(name)
@@ -105,13 +106,13 @@ func (h *Herder) Offsets(ctx context.Context, name string) (api.ConnectorOffsets
 
 // modifyOffsets runs an offsets change on the leader, after Kafka
 // Connect's checks: the connector exists and is STOPPED with no tasks.
-func (h *Herder) modifyOffsets(ctx context.Context, name string, change func(cfg map[string]string, t api.ConnectorType, snap *Snapshot) error) error {
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+func (h *Herder) modifyOffsets(ctx context.Context, name string, change func(cfg map[string]string, t api.ConnectorType, snap *clusterstate.Snapshot) error) error {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		cfg, t, err := h.typed(s, name)
 		if err != nil {
 			return nil, err
 		}
-		if s.Target(name) != TargetStopped || s.TaskCount(name) != 0 {
+		if s.Target(name) != clusterstate.TargetStopped || s.TaskCount(name) != 0 {
 			return nil, &BadRequestError{Msg: fmt.Sprintf("Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", name)}
 		}
 		return nil, change(cfg, t, s)
@@ -124,7 +125,7 @@ func (h *Herder) AlterOffsets(ctx context.Context, name string, body api.Connect
 	if len(body.Offsets) == 0 {
 		return "", &BadRequestError{Msg: "Partitions / offsets need to be provided for an alter offsets request"}
 	}
-	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t api.ConnectorType, s *Snapshot) error {
+	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t api.ConnectorType, s *clusterstate.Snapshot) error {
 		if t == api.TypeSink {
 			changes, err := sinkChanges(body)
 			if err != nil {
@@ -167,7 +168,7 @@ func (h *Herder) AlterOffsets(ctx context.Context, name string, body api.Connect
 
 // ResetOffsets is DELETE /connectors/{c}/offsets.
 func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) {
-	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t api.ConnectorType, s *Snapshot) error {
+	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t api.ConnectorType, s *clusterstate.Snapshot) error {
 		if t == api.TypeSink {
 			return offsets.ResetSinkOffsets(ctx, h.member.admin, name)
 		}
@@ -190,7 +191,7 @@ func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) 
 // offsetWriteOptions: with exactly-once source support the change is
 // transactional (transactional.id ${group.id}-${connector}, KIP-875), after
 // fencing the task producers of the connector's last generation.
-func (h *Herder) offsetWriteOptions(ctx context.Context, s *Snapshot, name string) (offsets.WriteOptions, error) {
+func (h *Herder) offsetWriteOptions(ctx context.Context, s *clusterstate.Snapshot, name string) (offsets.WriteOptions, error) {
 	if !h.exactlyOnce(s, name) {
 		return offsets.WriteOptions{}, nil
 	}

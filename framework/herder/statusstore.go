@@ -12,6 +12,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
 
@@ -217,7 +218,7 @@ func (s *statusStore) apply(key string, value []byte, partition int32, offset in
 			s.connectors[name] = *st
 		}
 	case strings.HasPrefix(key, keyStatusTaskPrefix):
-		id, err := parseTaskID(key[len(keyStatusTaskPrefix):])
+		id, err := clusterstate.ParseTaskID(key[len(keyStatusTaskPrefix):])
 		if err != nil {
 			s.log.Warn("skipping status record with a bad key", "key", key, "err", err)
 			return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
@@ -88,7 +89,7 @@ func TestConfigReaderRecoversFromStalledConsumer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), configReaderStallAfter+15*time.Second)
 	defer cancel()
 	// write returns only once the record has been read back.
-	snap, err := h.configs.write(ctx, record(targetStateKey("stalled"), targetStateValue{State: string(TargetPaused)}))
+	snap, err := h.configs.write(ctx, record(clusterstate.TargetStateRecord("stalled", clusterstate.TargetPaused)))
 	if err != nil {
 		t.Fatalf("the write was not read back (snapshot offset %d before, %d now): %v", before, h.configs.Snapshot().Offset, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
@@ -255,7 +256,7 @@ func TestLeaderStoppedPastSessionIsFenced(t *testing.T) {
 	}
 	// Every task the old leader started after SIGCONT was given to it by
 	// an assignment of the new leader.
-	byGen := map[int32]herder.Assignment{}
+	byGen := map[int32]clusterstate.Assignment{}
 	for _, a := range as {
 		byGen[a.Generation] = a
 	}
