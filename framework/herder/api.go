@@ -13,6 +13,7 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/connconfig"
+	"github.com/connectd/connectd/framework/herder/assignment"
 	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/rest/api"
@@ -351,7 +352,7 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (api.Connecto
 	// reported yet), it is UNASSIGNED rather than unknown.
 	st, ok := h.statuses.connector(name)
 	if !ok {
-		st = unassignedStatus(snap, item{Connector: name, Task: connectorItem})
+		st = unassignedStatus(snap, assignment.Item{Connector: name, Task: assignment.ConnectorTask})
 	}
 	cfg, _ := snap.ConnectorConfig(name)
 	out := api.ConnectorStateInfo{
@@ -365,7 +366,7 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (api.Connecto
 	for i := 0; i < n; i++ {
 		ts, ok := tasks[i]
 		if !ok {
-			ts = unassignedStatus(snap, item{Connector: name, Task: i})
+			ts = unassignedStatus(snap, assignment.Item{Connector: name, Task: i})
 		}
 		out.Tasks = append(out.Tasks, api.TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
 	}

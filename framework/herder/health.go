@@ -9,6 +9,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/assignment"
 	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
@@ -211,7 +212,7 @@ func transientKafka(e kafka.Error) bool {
 // snapshot has but whose status record this worker has not read yet (it
 // was just created, or its worker has not reported): UNASSIGNED, with the
 // worker the assignment gives it to, if any.
-func unassignedStatus(snap *clusterstate.Snapshot, it item) Status {
+func unassignedStatus(snap *clusterstate.Snapshot, it assignment.Item) Status {
 	st := Status{State: StateUnassigned}
 	a := snap.Assignment()
 	if a == nil {
@@ -219,7 +220,7 @@ func unassignedStatus(snap *clusterstate.Snapshot, it item) Status {
 	}
 	var owner string
 	var ok bool
-	if isConnector(it) {
+	if assignment.IsConnector(it) {
 		owner, ok = a.OwnerOfConnector(it.Connector)
 	} else {
 		owner, ok = a.OwnerOfTask(it)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/connectd/connectd/framework/herder/assignment"
 	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 )
@@ -129,10 +130,10 @@ func (l Limits) assignable(snap *clusterstate.Snapshot, name string) bool {
 }
 
 // assignableItems drops the tasks of connectors that are not assignable.
-func (l Limits) assignableItems(snap *clusterstate.Snapshot, items []item) []item {
+func (l Limits) assignableItems(snap *clusterstate.Snapshot, items []assignment.Item) []assignment.Item {
 	out := items[:0]
 	for _, it := range items {
-		if isConnector(it) || l.assignable(snap, it.Connector) {
+		if assignment.IsConnector(it) || l.assignable(snap, it.Connector) {
 			out = append(out, it)
 		}
 	}

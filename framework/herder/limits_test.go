@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/connectd/connectd/framework/herder/assignment"
 	"github.com/connectd/connectd/framework/rest/api"
 )
 
@@ -94,8 +95,8 @@ func TestLimitsKeepOversizedTaskSetsOutOfTheAssignment(t *testing.T) {
 	s := replay(t, recs)
 	lim := Limits{ConnectorTasks: 2, ConfigBytes: 1 << 10, WorkerTasks: 10}
 	got := map[string]int{}
-	for _, it := range lim.assignableItems(s, itemsOf(s)) {
-		if !isConnector(it) {
+	for _, it := range lim.assignableItems(s, assignment.Items(s)) {
+		if !assignment.IsConnector(it) {
 			got[it.Connector]++
 		}
 		got[it.Connector+"/items"]++

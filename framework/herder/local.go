@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/connectd/connectd/framework/herder/assignment"
 	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
@@ -669,9 +670,9 @@ func (l *local) stopAll(ctx context.Context) {
 
 // owns reports whether the applied assignment gives the item to this
 // worker.
-func (l *local) owns(it item) bool {
+func (l *local) owns(it assignment.Item) bool {
 	mine := l.mine.Load()
-	if isConnector(it) {
+	if assignment.IsConnector(it) {
 		for _, c := range mine.Connectors {
 			if c == it.Connector {
 				return true
@@ -718,8 +719,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-func sortStrings(s []string) { sort.Strings(s) }
 
 func closedChan() chan struct{} {
 	c := make(chan struct{})
