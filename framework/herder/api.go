@@ -86,7 +86,7 @@ func (h *Herder) ServerInfo(ctx context.Context) (api.ServerInfo, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	id, err := h.member.admin.ClusterID(cctx)
+	id, err := h.member.Admin().ClusterID(cctx)
 	if err != nil {
 		return info, transient(ctx, fmt.Errorf("kafka cluster id: %w", err))
 	}

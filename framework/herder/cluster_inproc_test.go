@@ -757,14 +757,14 @@ func TestClusterInProcRestartedWorkerReplacesItsPreviousIncarnation(t *testing.T
 	start := time.Now()
 	h, _ := c.addAs(url)
 	kafkatest.Eventually(t, c.base.SessionTimeout/2, func() (bool, string) {
-		return h.member.joined.Load(), "the restarted worker has not joined the group"
+		return h.member.Joined(), "the restarted worker has not joined the group"
 	})
 	t.Logf("the restarted worker joined after %v (its previous session: %v)", time.Since(start).Round(time.Millisecond), c.base.SessionTimeout)
 	c.waitLeader()
 }
 
 func listedURL(h *Herder, url string) bool {
-	urls, err := h.member.members(context.Background())
+	urls, err := h.member.Members(context.Background())
 	if err != nil {
 		return false
 	}

@@ -78,7 +78,7 @@ func (l *leader) run(ctx context.Context) {
 	defer tick.Stop()
 	var retry <-chan time.Time
 	for ctx.Err() == nil {
-		memCh := m.changed.C()
+		memCh := m.Changed()
 		cfgCh := l.h.configs.changed.C()
 		var stCh <-chan struct{}
 		l.mu.Lock()
@@ -106,7 +106,7 @@ func (l *leader) run(ctx context.Context) {
 
 func (l *leader) step(ctx context.Context) error {
 	m := l.h.member
-	if !m.owner.Load() {
+	if !m.Leads() {
 		if l.active.Load() {
 			l.stepDown("the coordination partition moved to another worker")
 		}
@@ -114,7 +114,7 @@ func (l *leader) step(ctx context.Context) error {
 	}
 	if !l.active.Load() {
 		l.mu.Lock()
-		fenced := l.fencedAt >= 0 && l.fencedAt == m.epoch.Load()
+		fenced := l.fencedAt >= 0 && l.fencedAt == m.Epoch()
 		l.mu.Unlock()
 		if fenced {
 			// Our view of the group is stale; wait for the rejoin.
@@ -188,10 +188,10 @@ func (l *leader) stepDownLocked(why string) {
 // that this worker learns who leads now.
 func (l *leader) fencedLocked(err error) {
 	l.log.Warn("this worker was fenced from the config topic by a newer leader", "err", err)
-	l.fencedAt = l.h.member.epoch.Load()
+	l.fencedAt = l.h.member.Epoch()
 	// Rejoin first: the group can hand the coordination partition to
 	// another worker while this one is still closing its producer.
-	l.h.member.requestRejoin()
+	l.h.member.RequestRejoin()
 	l.stepDownLocked("fenced by a newer leader")
 }
 
@@ -269,11 +269,11 @@ func (l *leader) privileged(ctx context.Context, build func(s *clusterstate.Snap
 // liveMembers returns the group's members, refreshed at most every poll
 // interval unless the membership changed.
 func (l *leader) liveMembersLocked(ctx context.Context) ([]string, error) {
-	ep := l.h.member.epoch.Load()
+	ep := l.h.member.Epoch()
 	if l.members != nil && ep == l.membersEp && time.Since(l.membersAt) < l.h.cfg.MembershipPoll {
 		return l.members, nil
 	}
-	urls, err := l.h.member.members(ctx)
+	urls, err := l.h.member.Members(ctx)
 	if err != nil {
 		return nil, err
 	}

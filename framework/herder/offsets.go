@@ -71,7 +71,7 @@ func (h *Herder) Offsets(ctx context.Context, name string) (api.ConnectorOffsets
 		if h.member == nil {
 			return out, h.notStarted()
 		}
-		list, err := offsets.SinkOffsets(ctx, h.member.admin, name)
+		list, err := offsets.SinkOffsets(ctx, h.member.Admin(), name)
 		if err != nil {
 			return out, transient(ctx, err)
 		}
@@ -131,7 +131,7 @@ func (h *Herder) AlterOffsets(ctx context.Context, name string, body api.Connect
 			if err != nil {
 				return err
 			}
-			return offsets.AlterSinkOffsets(ctx, h.member.admin, name, changes)
+			return offsets.AlterSinkOffsets(ctx, h.member.Admin(), name, changes)
 		}
 		list := make([]offsets.Offset, 0, len(body.Offsets))
 		for i, o := range body.Offsets {
@@ -170,7 +170,7 @@ func (h *Herder) AlterOffsets(ctx context.Context, name string, body api.Connect
 func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) {
 	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t api.ConnectorType, s *clusterstate.Snapshot) error {
 		if t == api.TypeSink {
-			return offsets.ResetSinkOffsets(ctx, h.member.admin, name)
+			return offsets.ResetSinkOffsets(ctx, h.member.Admin(), name)
 		}
 		store, err := h.offsetStore(cfg)
 		if err != nil {
