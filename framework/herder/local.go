@@ -195,13 +195,34 @@ func (l *local) runOnLoop(ctx context.Context, fn func(ctx context.Context)) err
 	}
 }
 
+// reconcile makes what this worker runs match its share of the
+// assignment in snap, in an order that never runs a task twice: first
+// stop what is no longer ours or changed, then follow target states, then
+// start what is newly ours, and last carry out restart requests.
 func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
-	self := l.h.cfg.WorkerURL
+	a, mine := l.adopt(snap)
+	wantConn, wantTask := l.wanted(snap, mine)
+	l.stopTasks(ctx, snap, a, wantTask)
+	l.dropRefused(snap, a, wantTask)
+	l.stopConnectors(ctx, snap, a, wantConn)
+	l.followTargets(ctx, snap)
+	if !l.startConnectors(ctx, snap, wantConn) {
+		return // stopping: what started is stopped by stopAll
+	}
+	if !l.startTasks(ctx, snap, wantTask) {
+		return
+	}
+	l.applyRestarts(ctx, snap)
+}
+
+// adopt records snap's assignment as the one this worker applies: its
+// generation (which status records carry) and this worker's share.
+func (l *local) adopt(snap *clusterstate.Snapshot) (*clusterstate.Assignment, clusterstate.WorkerAssignment) {
 	a := snap.Assignment()
 	var mine clusterstate.WorkerAssignment
 	var gen int32
 	if a != nil {
-		mine = a.Workers[self]
+		mine = a.Workers[l.h.cfg.WorkerURL]
 		gen = a.Generation
 	}
 	l.gen.Store(gen)
@@ -209,7 +230,12 @@ func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
 	if a != nil {
 		l.h.rebal.generationApplied(gen)
 	}
+	return a, mine
+}
 
+// wanted lists the connectors and tasks this worker should run: its share
+// of the assignment that the snapshot still defines and the limits admit.
+func (l *local) wanted(snap *clusterstate.Snapshot, mine clusterstate.WorkerAssignment) (map[string]bool, map[api.ConnectorTaskID]bool) {
 	wantConn := map[string]bool{}
 	for _, c := range mine.Connectors {
 		if snap.Contains(c) {
@@ -224,49 +250,71 @@ func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
 			wantTask[id] = true
 		}
 	}
+	return wantConn, wantTask
+}
 
-	// 1. Stop tasks that are no longer ours or whose configs changed.
+// releasedHere reports whether a task this worker stops was taken away
+// from it without an owner yet (phase one of a move): its UNASSIGNED
+// status is what lets the leader give it to its new owner.
+func releasedHere(snap *clusterstate.Snapshot, a *clusterstate.Assignment, id api.ConnectorTaskID) bool {
+	_, owned := a.OwnerOfTask(id)
+	return !owned && snap.Contains(id.Connector) && id.Task < snap.TaskCount(id.Connector)
+}
+
+// stopTasks stops the tasks that are no longer ours or whose configs
+// changed.
+func (l *local) stopTasks(ctx context.Context, snap *clusterstate.Snapshot, a *clusterstate.Assignment, wantTask map[api.ConnectorTaskID]bool) {
 	var stop []api.ConnectorTaskID
 	var released []api.ConnectorTaskID
 	for id, t := range l.tasks {
 		switch {
 		case !wantTask[id]:
 			stop = append(stop, id)
-			if _, owned := a.OwnerOfTask(id); !owned && snap.Contains(id.Connector) && id.Task < snap.TaskCount(id.Connector) {
+			if releasedHere(snap, a, id) {
 				released = append(released, id)
 			}
 		case t.taskGen != snap.TaskGeneration(id.Connector):
 			stop = append(stop, id)
 		}
 	}
-	if len(stop) > 0 {
-		clusterstate.SortTaskIDs(stop)
-		l.log.Info("stopping tasks", "tasks", taskList(stop), "generation", gen)
-		ids := make([]TaskID, len(stop))
-		for i, id := range stop {
-			ids[i] = toRuntimeID(id)
-		}
-		if err := l.h.rt.StopTasks(ctx, ids); err != nil {
-			l.log.Warn("stopping tasks reported an error", "err", err)
-		}
-		for _, id := range stop {
-			delete(l.tasks, id)
-		}
-		for _, id := range released {
-			l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
-		}
+	if len(stop) == 0 {
+		return
 	}
+	clusterstate.SortTaskIDs(stop)
+	l.log.Info("stopping tasks", "tasks", taskList(stop), "generation", l.gen.Load())
+	ids := make([]TaskID, len(stop))
+	for i, id := range stop {
+		ids[i] = toRuntimeID(id)
+	}
+	if err := l.h.rt.StopTasks(ctx, ids); err != nil {
+		l.log.Warn("stopping tasks reported an error", "err", err)
+	}
+	for _, id := range stop {
+		delete(l.tasks, id)
+	}
+	for _, id := range released {
+		l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
+	}
+}
+
+// dropRefused forgets the tasks refused here (worker.tasks.max) that are no
+// longer ours, releasing them like stopped ones.
+func (l *local) dropRefused(snap *clusterstate.Snapshot, a *clusterstate.Assignment, wantTask map[api.ConnectorTaskID]bool) {
 	for id := range l.refused {
 		if wantTask[id] {
 			continue
 		}
 		delete(l.refused, id)
-		if _, owned := a.OwnerOfTask(id); !owned && snap.Contains(id.Connector) && id.Task < snap.TaskCount(id.Connector) {
+		if releasedHere(snap, a, id) {
 			l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
 		}
 	}
+}
 
-	// 2. Stop connectors that are no longer ours or whose config changed.
+// stopConnectors stops the connectors that are no longer ours or whose
+// config changed, and forgets the target states of connectors of which
+// nothing runs here any more.
+func (l *local) stopConnectors(ctx context.Context, snap *clusterstate.Snapshot, a *clusterstate.Assignment, wantConn map[string]bool) {
 	for name, c := range l.connectors {
 		if wantConn[name] && c.configOffset == snap.ConfigOffset(name) {
 			continue
@@ -281,29 +329,37 @@ func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
 			delete(l.targets, c)
 		}
 	}
+}
 
-	// 3. Follow target-state changes of what keeps running.
+// followTargets applies target-state changes to what keeps running.
+func (l *local) followTargets(ctx context.Context, snap *clusterstate.Snapshot) {
 	for c, applied := range l.targets {
-		if want := snap.Target(c); want != applied {
-			l.log.Info("changing target state", "connector", c, "from", applied, "to", want)
-			if err := l.h.rt.SetTargetState(ctx, c, RuntimeTarget(want)); err != nil {
-				l.log.Warn("setting the target state failed", "connector", c, "target", want, "err", err)
-				continue
-			}
-			l.targets[c] = want
-			if lc, ok := l.connectors[c]; ok {
-				lc.target = want
-				if want == clusterstate.TargetStarted {
-					l.requestTaskConfigs(c)
-				}
+		want := snap.Target(c)
+		if want == applied {
+			continue
+		}
+		l.log.Info("changing target state", "connector", c, "from", applied, "to", want)
+		if err := l.h.rt.SetTargetState(ctx, c, RuntimeTarget(want)); err != nil {
+			l.log.Warn("setting the target state failed", "connector", c, "target", want, "err", err)
+			continue
+		}
+		l.targets[c] = want
+		if lc, ok := l.connectors[c]; ok {
+			lc.target = want
+			if want == clusterstate.TargetStarted {
+				l.requestTaskConfigs(c)
 			}
 		}
 	}
+}
 
-	// 4. Start connectors newly ours.
+// startConnectors starts the connectors newly ours, and asks those running
+// whose task configs are stale for new ones. It returns false when ctx
+// ended on the way.
+func (l *local) startConnectors(ctx context.Context, snap *clusterstate.Snapshot, wantConn map[string]bool) bool {
 	for _, name := range sortedKeys(wantConn) {
 		if ctx.Err() != nil {
-			return // stopping: what started is stopped by stopAll
+			return false
 		}
 		if _, running := l.connectors[name]; running {
 			if snap.TaskConfigsStale(name) && snap.Target(name) == clusterstate.TargetStarted {
@@ -313,9 +369,14 @@ func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
 		}
 		l.startConnector(ctx, snap, name)
 	}
+	return true
+}
 
-	// 5. Start tasks newly ours (an exactly-once generation only once its
-	// predecessors are fenced).
+// startTasks starts the tasks newly ours (an exactly-once generation only
+// once its predecessors are fenced), up to worker.tasks.max; a task beyond
+// it is FAILED once per task generation. It returns false when ctx ended
+// on the way.
+func (l *local) startTasks(ctx context.Context, snap *clusterstate.Snapshot, wantTask map[api.ConnectorTaskID]bool) bool {
 	var start []api.ConnectorTaskID
 	for id := range wantTask {
 		if _, running := l.tasks[id]; !running && !l.h.fencingPending(snap, id.Connector) {
@@ -324,12 +385,11 @@ func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
 	}
 	clusterstate.SortTaskIDs(start)
 	var refused []api.ConnectorTaskID
-	var full error
 	for _, id := range start {
 		if ctx.Err() != nil {
-			return
+			return false
 		}
-		if full = l.h.cfg.Limits.workerFull(id, len(l.tasks)); full != nil {
+		if full := l.h.cfg.Limits.workerFull(id, len(l.tasks)); full != nil {
 			gen := snap.TaskGeneration(id.Connector)
 			if seen, ok := l.refused[id]; !ok || seen != gen {
 				l.refused[id] = gen
@@ -345,8 +405,11 @@ func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
 		l.log.Warn("not starting tasks: this worker runs as many as it may", "tasks", len(refused), "first", refused[0].String(),
 			"limit", KeyWorkerTasksMax, "value", l.h.cfg.Limits.WorkerTasks)
 	}
+	return true
+}
 
-	// 6. Restart requests.
+// applyRestarts carries out the restart requests not seen yet.
+func (l *local) applyRestarts(ctx context.Context, snap *clusterstate.Snapshot) {
 	restarts := snap.Restarts()
 	for _, c := range sortedKeys(restarts) {
 		r := restarts[c]
