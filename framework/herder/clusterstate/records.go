@@ -83,7 +83,7 @@ func LoggerRecord(namespace, level string) Record {
 
 // SessionKeyRecord distributes a new inter-worker signing key.
 func SessionKeyRecord(k SessionKey) Record {
-	return record(keySessionKey, sessionKeyValue{Key: k.Key, Algorithm: k.Algorithm, Created: k.Created})
+	return record(keySessionKey, sessionKeyValue(k))
 }
 
 // AssignmentRecord publishes an assignment.
