@@ -16,8 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/properties"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/client"
 )
 
@@ -238,7 +238,7 @@ func connectorsCommand() *command {
 				if err != nil {
 					return err
 				}
-				st := herder.InitialState(strings.ToUpper(initial))
+				st := api.InitialState(strings.ToUpper(initial))
 				if st == "" {
 					st = fileInitial
 				}
@@ -335,7 +335,7 @@ func simple(verb string, call func(*client.Client, context.Context, string) erro
 	}
 }
 
-func printStatus(w io.Writer, st herder.ConnectorStateInfo) {
+func printStatus(w io.Writer, st api.ConnectorStateInfo) {
 	table(w, []string{"CONNECTOR", "TYPE", "STATE", "WORKER", "TRACE"},
 		[][]string{{st.Name, string(st.Type), st.Connector.State, st.Connector.WorkerID, firstLine(st.Connector.Trace)}})
 	fmt.Fprintln(w)
@@ -386,7 +386,7 @@ func offsetsCommand() *command {
 					if err != nil {
 						return usageError("%v", err)
 					}
-					var offs herder.ConnectorOffsets
+					var offs api.ConnectorOffsets
 					dec := json.NewDecoder(strings.NewReader(string(b)))
 					dec.UseNumber()
 					if err := dec.Decode(&offs); err != nil {
@@ -432,7 +432,7 @@ func pluginsCommand() *command {
 // readConnectorFile reads a connector definition: Kafka's create request
 // {"name","config","initial_state"}, a flat JSON config map with a "name"
 // key, or a .properties file with a name key.
-func readConnectorFile(path string) (string, map[string]string, herder.InitialState, error) {
+func readConnectorFile(path string) (string, map[string]string, api.InitialState, error) {
 	if path == "" {
 		return "", nil, "", usageError("-f FILE is required")
 	}
@@ -441,7 +441,7 @@ func readConnectorFile(path string) (string, map[string]string, herder.InitialSt
 		return "", nil, "", usageError("%v", err)
 	}
 	var cfg map[string]string
-	var initial herder.InitialState
+	var initial api.InitialState
 	name := ""
 	if strings.EqualFold(filepath.Ext(path), ".properties") {
 		cfg, err = properties.Parse(strings.NewReader(string(b)))
@@ -465,7 +465,7 @@ func readConnectorFile(path string) (string, map[string]string, herder.InitialSt
 				if err := json.Unmarshal(raw, &s); err != nil {
 					return "", nil, "", usageError("%s: \"initial_state\" must be a string", path)
 				}
-				initial = herder.InitialState(strings.ToUpper(s))
+				initial = api.InitialState(strings.ToUpper(s))
 			}
 		} else if cfg, err = stringMap(b); err != nil {
 			return "", nil, "", usageError("%s: %v", path, err)

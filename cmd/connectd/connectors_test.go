@@ -13,6 +13,7 @@ import (
 
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/rest"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/resttest"
 )
 
@@ -86,11 +87,11 @@ func TestConnectorsCLI(t *testing.T) {
 	if out != wantList {
 		t.Fatalf("list table:\n%s\nwant\n%s", out, wantList)
 	}
-	var listed map[string]map[string]herder.ConnectorStateInfo
+	var listed map[string]map[string]api.ConnectorStateInfo
 	if err := json.Unmarshal([]byte(c.must(exitOK, "connectors", "list", "--output", "json")), &listed); err != nil || listed["sink/1"]["status"].Connector.State != "RUNNING" {
 		t.Fatalf("list json: %v %v", listed, err)
 	}
-	var info herder.ConnectorInfo
+	var info api.ConnectorInfo
 	if err := json.Unmarshal([]byte(c.must(exitOK, "connectors", "get", "sink/1", "--output", "json")), &info); err != nil || info.Config["topics"] != "t" || info.Type != "sink" {
 		t.Fatalf("get json: %+v %v", info, err)
 	}
@@ -103,7 +104,7 @@ func TestConnectorsCLI(t *testing.T) {
 	}
 	c.must(exitOK, "connectors", "resume", "orders")
 	c.h.FailTask("orders", 0, "boom\n\tat x")
-	var plan herder.ConnectorStateInfo
+	var plan api.ConnectorStateInfo
 	if err := json.Unmarshal([]byte(c.must(exitOK, "connectors", "restart", "orders", "--include-tasks", "--only-failed", "--output", "json")), &plan); err != nil || plan.Tasks[0].State != "RESTARTING" {
 		t.Fatalf("restart plan: %+v %v", plan, err)
 	}
@@ -190,10 +191,10 @@ type rebalancing struct {
 	n int
 }
 
-func (r *rebalancing) PutConnectorConfig(ctx context.Context, name string, p map[string]string, replace bool, s herder.InitialState) (herder.ConnectorInfo, bool, error) {
+func (r *rebalancing) PutConnectorConfig(ctx context.Context, name string, p map[string]string, replace bool, s api.InitialState) (api.ConnectorInfo, bool, error) {
 	if r.n > 0 {
 		r.n--
-		return herder.ConnectorInfo{}, false, &herder.RebalanceError{Msg: "rebalance in progress", RetryAfter: time.Millisecond}
+		return api.ConnectorInfo{}, false, &herder.RebalanceError{Msg: "rebalance in progress", RetryAfter: time.Millisecond}
 	}
 	return r.Herder.PutConnectorConfig(ctx, name, p, replace, s)
 }

@@ -15,6 +15,7 @@ import (
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
@@ -209,7 +210,7 @@ func TestTwoWorkersFailover(t *testing.T) {
 		// Small transactions (one per poll) keep the copy slow enough
 		// that both kills land mid-copy.
 		"poll.max.records": "50",
-	}, herder.InitialRunning); err != nil {
+	}, api.InitialRunning); err != nil {
 		t.Fatal(err)
 	}
 

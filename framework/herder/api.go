@@ -13,7 +13,10 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/connconfig"
+	"github.com/connectd/connectd/framework/herder/assignment"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/logging"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 )
 
@@ -52,7 +55,7 @@ func (h *Herder) leaderOnly() error {
 
 // asLeader runs a privileged change, translating a lost leadership into
 // the error that forwards the request.
-func (h *Herder) asLeader(ctx context.Context, build func(s *Snapshot) ([]*kafka.Message, error)) (*Snapshot, error) {
+func (h *Herder) asLeader(ctx context.Context, build func(s *clusterstate.Snapshot) ([]*kafka.Message, error)) (*clusterstate.Snapshot, error) {
 	if err := h.leaderOnly(); err != nil {
 		return nil, err
 	}
@@ -71,8 +74,8 @@ func connectorNotFound(name string) error {
 }
 
 // ServerInfo is GET /.
-func (h *Herder) ServerInfo(ctx context.Context) (ServerInfo, error) {
-	info := ServerInfo{Version: h.cfg.Version, Commit: h.cfg.Commit}
+func (h *Herder) ServerInfo(ctx context.Context) (api.ServerInfo, error) {
+	info := api.ServerInfo{Version: h.cfg.Version, Commit: h.cfg.Commit}
 	if id := h.clusterID.Load(); id != nil {
 		info.KafkaClusterID = *id
 		return info, nil
@@ -83,7 +86,7 @@ func (h *Herder) ServerInfo(ctx context.Context) (ServerInfo, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	id, err := h.member.admin.ClusterID(cctx)
+	id, err := h.member.Admin().ClusterID(cctx)
 	if err != nil {
 		return info, transient(ctx, fmt.Errorf("kafka cluster id: %w", err))
 	}
@@ -101,23 +104,23 @@ func (h *Herder) Connectors(ctx context.Context) ([]string, error) {
 	return snap.Connectors(), nil
 }
 
-func (h *Herder) info(snap *Snapshot, name string) ConnectorInfo {
+func (h *Herder) info(snap *clusterstate.Snapshot, name string) api.ConnectorInfo {
 	cfg, _ := snap.ConnectorConfig(name)
-	tasks := make([]ConnectorTaskID, snap.TaskCount(name))
+	tasks := make([]api.ConnectorTaskID, snap.TaskCount(name))
 	for i := range tasks {
-		tasks[i] = ConnectorTaskID{Connector: name, Task: i}
+		tasks[i] = api.ConnectorTaskID{Connector: name, Task: i}
 	}
-	return ConnectorInfo{Name: name, Config: maps.Clone(cfg), Tasks: tasks, Type: h.connectorType(cfg)}
+	return api.ConnectorInfo{Name: name, Config: maps.Clone(cfg), Tasks: tasks, Type: h.connectorType(cfg)}
 }
 
 // ConnectorInfo is GET /connectors/{c}.
-func (h *Herder) ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error) {
+func (h *Herder) ConnectorInfo(ctx context.Context, name string) (api.ConnectorInfo, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
-		return ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	if !snap.Contains(name) {
-		return ConnectorInfo{}, connectorNotFound(name)
+		return api.ConnectorInfo{}, connectorNotFound(name)
 	}
 	return h.info(snap, name), nil
 }
@@ -221,40 +224,40 @@ func renderProps(props map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func targetOf(s InitialState) (TargetState, error) {
+func targetOf(s api.InitialState) (clusterstate.TargetState, error) {
 	switch strings.ToUpper(string(s)) {
-	case "", string(InitialRunning):
-		return TargetStarted, nil
-	case string(InitialPaused):
-		return TargetPaused, nil
-	case string(InitialStopped):
-		return TargetStopped, nil
+	case "", string(api.InitialRunning):
+		return clusterstate.TargetStarted, nil
+	case string(api.InitialPaused):
+		return clusterstate.TargetPaused, nil
+	case string(api.InitialStopped):
+		return clusterstate.TargetStopped, nil
 	}
 	return "", &BadRequestError{Msg: fmt.Sprintf("Invalid initial state %q: must be one of RUNNING, PAUSED, STOPPED", s)}
 }
 
 // PutConnectorConfig creates or replaces a connector (leader only).
-func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial InitialState) (ConnectorInfo, bool, error) {
+func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial api.InitialState) (api.ConnectorInfo, bool, error) {
 	if err := h.leaderOnly(); err != nil {
-		return ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	target, err := targetOf(initial)
 	if err != nil {
-		return ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	props = maps.Clone(props)
 	if props == nil {
 		props = map[string]string{}
 	}
 	if n, ok := props["name"]; ok && n != name {
-		return ConnectorInfo{}, false, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
+		return api.ConnectorInfo{}, false, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
 	}
 	props["name"] = name
 	if err := h.validateForWrite(ctx, props); err != nil {
-		return ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	created := false
-	snap, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	snap, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		exists := s.Contains(name)
 		if exists && !allowReplace {
 			return nil, &AlreadyExistsError{Msg: fmt.Sprintf("Connector %s already exists", name)}
@@ -262,29 +265,29 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[
 		created = !exists
 		var msgs []*kafka.Message
 		if created && initial != "" {
-			msgs = append(msgs, record(targetStateKey(name), encodeTargetState(target)))
+			msgs = append(msgs, record(clusterstate.TargetStateRecord(name, target)))
 		}
-		if created && target == TargetStopped {
+		if created && target == clusterstate.TargetStopped {
 			// A connector created STOPPED has no tasks (as after a stop).
-			msgs = append(msgs, record(commitKey(name), commitValue{Tasks: 0}))
+			msgs = append(msgs, record(clusterstate.CommitRecord(name, 0)))
 		}
-		return append(msgs, record(connectorKey(name), propertiesValue{Properties: props})), nil
+		return append(msgs, record(clusterstate.ConnectorRecord(name, props))), nil
 	})
 	if err != nil {
-		return ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	return h.info(snap, name), created, nil
 }
 
 // PatchConnectorConfig merges patch into the config; a nil value removes
 // the key (leader only).
-func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
+func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (api.ConnectorInfo, error) {
 	if err := h.leaderOnly(); err != nil {
-		return ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	cur, ok := h.configs.Snapshot().ConnectorConfig(name)
 	if !ok {
-		return ConnectorInfo{}, connectorNotFound(name)
+		return api.ConnectorInfo{}, connectorNotFound(name)
 	}
 	next := maps.Clone(cur)
 	for k, v := range patch {
@@ -295,20 +298,20 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 		}
 	}
 	if n, ok := next["name"]; ok && n != name {
-		return ConnectorInfo{}, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
+		return api.ConnectorInfo{}, &BadRequestError{Msg: fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", n, name)}
 	}
 	next["name"] = name
 	if err := h.validateForWrite(ctx, next); err != nil {
-		return ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
-	snap, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	snap, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
-		return []*kafka.Message{record(connectorKey(name), propertiesValue{Properties: next})}, nil
+		return []*kafka.Message{record(clusterstate.ConnectorRecord(name, next))}, nil
 	})
 	if err != nil {
-		return ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	return h.info(snap, name), nil
 }
@@ -317,16 +320,16 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 // tombstoned in one transaction; its statuses afterwards.
 func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 	tasks := 0
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
 		tasks = s.TaskCount(name)
-		msgs := []*kafka.Message{record(connectorKey(name), nil), record(targetStateKey(name), nil)}
-		for i := 0; i < tasks; i++ {
-			msgs = append(msgs, record(taskKey(ConnectorTaskID{Connector: name, Task: i}), nil))
+		var msgs []*kafka.Message
+		for _, r := range clusterstate.DeleteConnectorRecords(name, tasks) {
+			msgs = append(msgs, record(r))
 		}
-		return append(msgs, record(commitKey(name), nil)), nil
+		return msgs, nil
 	})
 	if err != nil {
 		return err
@@ -336,26 +339,26 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 }
 
 // ConnectorStatus is GET /connectors/{c}/status.
-func (h *Herder) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
+func (h *Herder) ConnectorStatus(ctx context.Context, name string) (api.ConnectorStateInfo, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
-		return ConnectorStateInfo{}, err
+		return api.ConnectorStateInfo{}, err
 	}
 	if !snap.Contains(name) {
-		return ConnectorStateInfo{}, &NotFoundError{Msg: fmt.Sprintf("No status found for connector %s", name)}
+		return api.ConnectorStateInfo{}, &NotFoundError{Msg: fmt.Sprintf("No status found for connector %s", name)}
 	}
 	// A connector in the config snapshot always has a status: until its
 	// worker's first record arrives (just created, or that worker has not
 	// reported yet), it is UNASSIGNED rather than unknown.
 	st, ok := h.statuses.connector(name)
 	if !ok {
-		st = unassignedStatus(snap, item{Connector: name, Task: connectorItem})
+		st = unassignedStatus(snap, assignment.Item{Connector: name, Task: assignment.ConnectorTask})
 	}
 	cfg, _ := snap.ConnectorConfig(name)
-	out := ConnectorStateInfo{
+	out := api.ConnectorStateInfo{
 		Name:      name,
-		Connector: ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace},
-		Tasks:     []TaskState{},
+		Connector: api.ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace},
+		Tasks:     []api.TaskState{},
 		Type:      h.connectorType(cfg),
 	}
 	n := snap.TaskCount(name)
@@ -363,15 +366,15 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (ConnectorSta
 	for i := 0; i < n; i++ {
 		ts, ok := tasks[i]
 		if !ok {
-			ts = unassignedStatus(snap, item{Connector: name, Task: i})
+			ts = unassignedStatus(snap, assignment.Item{Connector: name, Task: i})
 		}
-		out.Tasks = append(out.Tasks, TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
+		out.Tasks = append(out.Tasks, api.TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
 	}
 	return out, nil
 }
 
 // TaskConfigs is GET /connectors/{c}/tasks.
-func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error) {
+func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]api.TaskInfo, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -379,27 +382,27 @@ func (h *Herder) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, erro
 	if !snap.Contains(name) {
 		return nil, connectorNotFound(name)
 	}
-	out := []TaskInfo{}
+	out := []api.TaskInfo{}
 	for i, c := range snap.TaskConfigs(name) {
-		out = append(out, TaskInfo{ID: ConnectorTaskID{Connector: name, Task: i}, Config: maps.Clone(c)})
+		out = append(out, api.TaskInfo{ID: api.ConnectorTaskID{Connector: name, Task: i}, Config: maps.Clone(c)})
 	}
 	return out, nil
 }
 
 // TaskStatus is GET /connectors/{c}/tasks/{t}/status.
-func (h *Herder) TaskStatus(ctx context.Context, id ConnectorTaskID) (TaskState, error) {
+func (h *Herder) TaskStatus(ctx context.Context, id api.ConnectorTaskID) (api.TaskState, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
-		return TaskState{}, err
+		return api.TaskState{}, err
 	}
 	if !snap.Contains(id.Connector) || id.Task < 0 || id.Task >= snap.TaskCount(id.Connector) {
-		return TaskState{}, &NotFoundError{Msg: fmt.Sprintf("No status found for task %s", id)}
+		return api.TaskState{}, &NotFoundError{Msg: fmt.Sprintf("No status found for task %s", id)}
 	}
 	st, ok := h.statuses.task(id)
 	if !ok {
 		st = unassignedStatus(snap, id)
 	}
-	return TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}, nil
+	return api.TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}, nil
 }
 
 // RestartConnector restarts a connector and, with includeTasks, its tasks
@@ -407,7 +410,7 @@ func (h *Herder) TaskStatus(ctx context.Context, id ConnectorTaskID) (TaskState,
 // connector instance on its worker and returns nil info (204); otherwise
 // the leader writes a restart request that each worker carries out for
 // what it runs, and the answer shows the planned restarts (202).
-func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*ConnectorStateInfo, error) {
+func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*api.ConnectorStateInfo, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -424,12 +427,12 @@ func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks
 	if err != nil {
 		return nil, err
 	}
-	req := RestartRequest{IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
-	if _, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	req := clusterstate.RestartRequest{IncludeTasks: includeTasks, OnlyFailed: onlyFailed}
+	if _, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
-		return []*kafka.Message{record(restartKey(name), req)}, nil
+		return []*kafka.Message{record(clusterstate.RestartRecord(name, req))}, nil
 	}); err != nil {
 		return nil, err
 	}
@@ -448,7 +451,7 @@ func (h *Herder) RestartConnector(ctx context.Context, name string, includeTasks
 
 // restartConnectorOnOwner restarts the connector instance here when this
 // worker runs it, else sends the request to the worker that does.
-func (h *Herder) restartConnectorOnOwner(ctx context.Context, snap *Snapshot, name string) error {
+func (h *Herder) restartConnectorOnOwner(ctx context.Context, snap *clusterstate.Snapshot, name string) error {
 	if !h.started.Load() {
 		return h.notStarted()
 	}
@@ -465,7 +468,7 @@ func (h *Herder) restartConnectorOnOwner(ctx context.Context, snap *Snapshot, na
 }
 
 // RestartTask restarts one task on the worker that runs it.
-func (h *Herder) RestartTask(ctx context.Context, id ConnectorTaskID) error {
+func (h *Herder) RestartTask(ctx context.Context, id api.ConnectorTaskID) error {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return err
@@ -498,15 +501,15 @@ func (h *Herder) RestartTask(ctx context.Context, id ConnectorTaskID) error {
 // PauseConnector and ResumeConnector write the target state; any worker
 // may, as in Kafka Connect.
 func (h *Herder) PauseConnector(ctx context.Context, name string) error {
-	return h.putTargetState(ctx, name, TargetPaused)
+	return h.putTargetState(ctx, name, clusterstate.TargetPaused)
 }
 
 // ResumeConnector: see PauseConnector.
 func (h *Herder) ResumeConnector(ctx context.Context, name string) error {
-	return h.putTargetState(ctx, name, TargetStarted)
+	return h.putTargetState(ctx, name, clusterstate.TargetStarted)
 }
 
-func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState) error {
+func (h *Herder) putTargetState(ctx context.Context, name string, t clusterstate.TargetState) error {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
 		return err
@@ -517,7 +520,7 @@ func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState)
 	if !h.started.Load() {
 		return h.notStarted()
 	}
-	_, err = h.configs.write(ctx, record(targetStateKey(name), encodeTargetState(t)))
+	_, err = h.configs.write(ctx, record(clusterstate.TargetStateRecord(name, t)))
 	return transient(ctx, err)
 }
 
@@ -525,13 +528,13 @@ func (h *Herder) putTargetState(ctx context.Context, name string, t TargetState)
 // configs are emptied and the target state set to STOPPED in one
 // transaction.
 func (h *Herder) StopConnector(ctx context.Context, name string) error {
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
 		return []*kafka.Message{
-			record(commitKey(name), commitValue{Tasks: 0}),
-			record(targetStateKey(name), encodeTargetState(TargetStopped)),
+			record(clusterstate.CommitRecord(name, 0)),
+			record(clusterstate.TargetStateRecord(name, clusterstate.TargetStopped)),
 		}, nil
 	})
 	return err
@@ -605,11 +608,11 @@ func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[
 	if err := h.cfg.Limits.checkTaskConfigs(name, configs); err != nil {
 		return &BadRequestError{Msg: err.Error()}
 	}
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
-		if s.Target(name) == TargetStopped {
+		if s.Target(name) == clusterstate.TargetStopped {
 			h.log.Info("ignoring task configs of a stopped connector", "connector", name)
 			return nil, nil
 		}
@@ -618,16 +621,16 @@ func (h *Herder) PutTaskConfigs(ctx context.Context, name string, configs []map[
 		}
 		var msgs []*kafka.Message
 		for i, c := range configs {
-			msgs = append(msgs, record(taskKey(ConnectorTaskID{Connector: name, Task: i}), propertiesValue{Properties: c}))
+			msgs = append(msgs, record(clusterstate.TaskRecord(api.ConnectorTaskID{Connector: name, Task: i}, c)))
 		}
-		msgs = append(msgs, record(commitKey(name), commitValue{Tasks: len(configs)}))
+		msgs = append(msgs, record(clusterstate.CommitRecord(name, len(configs))))
 		eos := h.exactlyOnce(s, name)
 		pending := false
 		if eos {
 			prev, ok := s.Fencing(name)
 			pending = ok && needsFencing(prev, len(configs))
 			if !pending {
-				msgs = append(msgs, record(fencingKey(name), fencingValue{TaskCount: len(configs)}))
+				msgs = append(msgs, record(clusterstate.FencingRecord(name, len(configs))))
 			}
 		}
 		h.log.Info("writing task configs", "connector", name, "tasks", len(configs), "exactly_once", eos, "fencing_pending", pending)
@@ -646,19 +649,18 @@ func needsFencing(prev, next int) bool {
 
 // fencingPending reports whether the connector's current task generation
 // waits for its predecessors to be fenced.
-func (h *Herder) fencingPending(s *Snapshot, name string) bool {
+func (h *Herder) fencingPending(s *clusterstate.Snapshot, name string) bool {
 	if s.TaskCount(name) == 0 || !h.exactlyOnce(s, name) {
 		return false
 	}
-	f, ok := s.fencing[name]
-	return ok && f.offset < s.TaskGeneration(name)
+	return s.FencedBeforeTaskGeneration(name)
 }
 
 // FenceZombies is the internal PUT /connectors/{c}/fence: fence the
 // producers of the connector's last fenced generation and record the
 // current task count, so that the current generation may start.
 func (h *Herder) FenceZombies(ctx context.Context, name string) error {
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		if !s.Contains(name) {
 			return nil, connectorNotFound(name)
 		}
@@ -672,7 +674,7 @@ func (h *Herder) FenceZombies(ctx context.Context, name string) error {
 
 // fenceLocked fences the task producers of the connector's last fenced
 // generation and returns the record that lets the current one start.
-func (h *Herder) fenceLocked(ctx context.Context, s *Snapshot, name string) ([]*kafka.Message, error) {
+func (h *Herder) fenceLocked(ctx context.Context, s *clusterstate.Snapshot, name string) ([]*kafka.Message, error) {
 	n := s.TaskCount(name)
 	if prev, ok := s.Fencing(name); ok && prev > 0 {
 		h.log.Info("fencing the previous task generation's producers", "connector", name, "tasks", prev)
@@ -680,17 +682,17 @@ func (h *Herder) fenceLocked(ctx context.Context, s *Snapshot, name string) ([]*
 			return nil, fmt.Errorf("fencing the previous tasks of connector %s: %w", name, err)
 		}
 	}
-	return []*kafka.Message{record(fencingKey(name), fencingValue{TaskCount: n})}, nil
+	return []*kafka.Message{record(clusterstate.FencingRecord(name, n))}, nil
 }
 
 // exactlyOnce reports whether the connector's tasks run exactly-once:
 // the worker has exactly.once.source.support=enabled and it is a source.
-func (h *Herder) exactlyOnce(s *Snapshot, name string) bool {
+func (h *Herder) exactlyOnce(s *clusterstate.Snapshot, name string) bool {
 	if !h.cfg.ExactlyOnceSource {
 		return false
 	}
 	cfg, _ := s.ConnectorConfig(name)
-	return h.connectorType(cfg) == TypeSource
+	return h.connectorType(cfg) == api.TypeSource
 }
 
 // SessionKey returns the current inter-worker signing key.
@@ -749,8 +751,8 @@ func (h *Herder) SetClusterLoggerLevel(ctx context.Context, namespace, level str
 	if _, err := logging.ParseLevel(level); err != nil {
 		return &BadRequestError{Msg: err.Error()}
 	}
-	_, err := h.asLeader(ctx, func(*Snapshot) ([]*kafka.Message, error) {
-		return []*kafka.Message{record(keyLoggerPrefix+namespace, loggerValue{Level: strings.ToUpper(level)})}, nil
+	_, err := h.asLeader(ctx, func(*clusterstate.Snapshot) ([]*kafka.Message, error) {
+		return []*kafka.Message{record(clusterstate.LoggerRecord(namespace, strings.ToUpper(level)))}, nil
 	})
 	return err
 }

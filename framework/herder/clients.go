@@ -10,6 +10,8 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/herder/internal/notify"
 	"github.com/connectd/connectd/internal/kafkalog"
 )
 
@@ -104,29 +106,10 @@ func produceAll(ctx context.Context, p *kafka.Producer, msgs []*kafka.Message) (
 	return last, nil
 }
 
-// broadcast wakes every waiter when something changed. Waiters take the
-// channel from C before checking state, so no change is missed.
-type broadcast struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
+// broadcast is the stores' and the leader's change signal.
+type broadcast = notify.Broadcast
 
-func newBroadcast() *broadcast { return &broadcast{ch: make(chan struct{})} }
-
-// C returns a channel closed at the next Notify.
-func (b *broadcast) C() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ch
-}
-
-// Notify wakes all current waiters.
-func (b *broadcast) Notify() {
-	b.mu.Lock()
-	close(b.ch)
-	b.ch = make(chan struct{})
-	b.mu.Unlock()
-}
+func newBroadcast() *broadcast { return notify.New() }
 
 // producerChannels sizes confluent-kafka-go's Go-side channels of a
 // producer. Its defaults (a million entries each for Events() and
@@ -151,4 +134,10 @@ func (h *Herder) producerConfig(clientID string, own kafka.ConfigMap) *kafka.Con
 		m[k] = v
 	}
 	return h.clientConfig(clientID, m)
+}
+
+// record is a config-topic record as a message; the writer sets its
+// topic and partition.
+func record(r clusterstate.Record) *kafka.Message {
+	return &kafka.Message{Key: []byte(r.Key), Value: r.Value}
 }

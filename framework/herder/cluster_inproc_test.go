@@ -19,6 +19,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/syncbuf"
@@ -52,10 +54,10 @@ func newRecordRuntime() *recordRuntime {
 }
 
 func stateFor(t RuntimeTarget) State {
-	switch TargetState(t) {
-	case TargetPaused:
+	switch clusterstate.TargetState(t) {
+	case clusterstate.TargetPaused:
 		return StatePaused
-	case TargetStopped:
+	case clusterstate.TargetStopped:
 		return StateStopped
 	}
 	return StateRunning
@@ -755,14 +757,14 @@ func TestClusterInProcRestartedWorkerReplacesItsPreviousIncarnation(t *testing.T
 	start := time.Now()
 	h, _ := c.addAs(url)
 	kafkatest.Eventually(t, c.base.SessionTimeout/2, func() (bool, string) {
-		return h.member.joined.Load(), "the restarted worker has not joined the group"
+		return h.member.Joined(), "the restarted worker has not joined the group"
 	})
 	t.Logf("the restarted worker joined after %v (its previous session: %v)", time.Since(start).Round(time.Millisecond), c.base.SessionTimeout)
 	c.waitLeader()
 }
 
 func listedURL(h *Herder, url string) bool {
-	urls, err := h.member.members(context.Background())
+	urls, err := h.member.Members(context.Background())
 	if err != nil {
 		return false
 	}
@@ -800,7 +802,7 @@ func TestClusterInProcRestartStartsATaskWhoseStartFailed(t *testing.T) {
 	h, rt := c.add()
 	c.waitLeader()
 	ctx := ctxT(t)
-	id := ConnectorTaskID{Connector: "c", Task: 0}
+	id := api.ConnectorTaskID{Connector: "c", Task: 0}
 	rt.mu.Lock()
 	rt.failStarts[toRuntimeID(id)] = 1
 	rt.mu.Unlock()

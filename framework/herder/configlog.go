@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 )
 
 // configLog reads the config topic (one partition, read_committed, from the
@@ -20,7 +22,7 @@ type configLog struct {
 	reader   *tailReader
 	producer *kafka.Producer
 
-	snap    atomic.Pointer[Snapshot]
+	snap    atomic.Pointer[clusterstate.Snapshot]
 	changed *broadcast
 	// readErr is the last consumer error, for health reporting.
 	readErr atomic.Pointer[error]
@@ -55,7 +57,7 @@ func (h *Herder) newConfigLog() (*configLog, error) {
 		producer: prod,
 		changed:  newBroadcast(),
 	}
-	l.snap.Store(newSnapshot())
+	l.snap.Store(clusterstate.New())
 	newConsumer := func() (*kafka.Consumer, error) {
 		cons, err := kafka.NewConsumer(h.clientConfig(base+"-reader", kafka.ConfigMap{
 			// A group id is required by librdkafka even for manual
@@ -95,19 +97,19 @@ func (h *Herder) newConfigLog() (*configLog, error) {
 }
 
 // Snapshot returns the latest published snapshot.
-func (l *configLog) Snapshot() *Snapshot { return l.snap.Load() }
+func (l *configLog) Snapshot() *clusterstate.Snapshot { return l.snap.Load() }
 
 // run reads the topic until ctx ends.
 func (l *configLog) run(ctx context.Context) error {
-	var work *Snapshot // a private copy collecting one batch
+	var work *clusterstate.Snapshot // a private copy collecting one batch
 	batch := 0
 	handle := func(ev kafka.Event) {
 		switch e := ev.(type) {
 		case *kafka.Message:
 			if work == nil {
-				work = l.snap.Load().clone()
+				work = l.snap.Load().Clone()
 			}
-			work.apply(l.log, string(e.Key), e.Value, int64(e.TopicPartition.Offset))
+			work.Apply(l.log, string(e.Key), e.Value, int64(e.TopicPartition.Offset))
 			// Publish in batches: keep applying while more records
 			// are immediately available (the end of the partition
 			// or a quiet poll publishes).
@@ -118,7 +120,7 @@ func (l *configLog) run(ctx context.Context) error {
 			if work == nil && int64(e.Offset) > l.snap.Load().Offset {
 				// Control records (transaction markers) moved the
 				// end without delivering a record.
-				work = l.snap.Load().clone()
+				work = l.snap.Load().Clone()
 			}
 			if work != nil && int64(e.Offset) > work.Offset {
 				work.Offset = int64(e.Offset)
@@ -169,7 +171,7 @@ func (l *configLog) endOffset(ctx context.Context) (int64, error) {
 
 // readToEnd waits until everything committed to the topic so far is in the
 // snapshot.
-func (l *configLog) readToEnd(ctx context.Context) (*Snapshot, error) {
+func (l *configLog) readToEnd(ctx context.Context) (*clusterstate.Snapshot, error) {
 	end, err := l.endOffset(ctx)
 	if err != nil {
 		return nil, err
@@ -178,7 +180,7 @@ func (l *configLog) readToEnd(ctx context.Context) (*Snapshot, error) {
 }
 
 // waitFor waits until the snapshot has read up to offset (exclusive).
-func (l *configLog) waitFor(ctx context.Context, offset int64) (*Snapshot, error) {
+func (l *configLog) waitFor(ctx context.Context, offset int64) (*clusterstate.Snapshot, error) {
 	for {
 		ch := l.changed.C()
 		if s := l.snap.Load(); s.Offset >= offset {
@@ -193,7 +195,7 @@ func (l *configLog) waitFor(ctx context.Context, offset int64) (*Snapshot, error
 }
 
 // write sends non-privileged records and waits until they are read back.
-func (l *configLog) write(ctx context.Context, msgs ...*kafka.Message) (*Snapshot, error) {
+func (l *configLog) write(ctx context.Context, msgs ...*kafka.Message) (*clusterstate.Snapshot, error) {
 	for _, m := range msgs {
 		m.TopicPartition = kafka.TopicPartition{Topic: &l.topic, Partition: 0}
 	}
@@ -210,13 +212,4 @@ func (l *configLog) close() {
 	l.producer.Flush(5000)
 	l.producer.Close()
 	l.wg.Wait()
-}
-
-// record builds a config-topic message; a nil value is a tombstone.
-func record(key string, value any) *kafka.Message {
-	m := &kafka.Message{Key: []byte(key)}
-	if value != nil {
-		m.Value = mustJSON(value)
-	}
-	return m
 }

@@ -7,10 +7,13 @@
 // coordinator; the leader's config-topic writes are transactional, so a
 // deposed leader is fenced. There is no other coordination service.
 //
-// The parts (docs/cluster.md describes the whole):
+// The parts (docs/cluster.md describes the whole), in this package and
+// the packages below it:
 //
-//   - configLog reads the config topic (read_committed) into immutable
-//     Snapshots and writes what any worker may write (target states);
+//   - clusterstate is the config-topic state machine: the records, their
+//     encoding, and the immutable Snapshot they fold into;
+//   - configLog reads the config topic (read_committed) into Snapshots and
+//     writes what any worker may write (target states);
 //   - statusStore reads and writes the status topic, keeping a status only
 //     if it comes from the same worker or a generation at least as new;
 //   - tailReader is how both follow their topic: it replaces its consumer
@@ -21,8 +24,12 @@
 //     id unless static membership is off); the member owning partition 0
 //     of the config topic leads;
 //   - leader claims the transactional producer connect-cluster-${group.id},
-//     writes the privileged records, computes the sticky assignment (the
-//     connectd-assignment record) and fences exactly-once task generations;
+//     writes the privileged records and the assignment, and fences
+//     exactly-once task generations; the assignment itself is computed by
+//     the assignment package (the pure algorithm: sticky balance,
+//     two-phase moves, the scheduled delay). The leader stays in this
+//     package: every write is read back through configLog, and its steps
+//     consult statusStore and the Runtime;
 //   - local applies this worker's share of the assignment to the Runtime
 //     (framework/worker) and sends the task configs its connectors
 //     generate to the leader;
@@ -36,7 +43,8 @@
 //     (connectd_worker_*, connectd_cluster_workers) on Config.Metrics.
 //
 // What this package must not do: run tasks (framework/worker does), or
-// speak HTTP (framework/rest does; this package only defines the entities
-// and errors the REST API serves and calls the leader through the
-// LeaderClient it is given).
+// speak HTTP (framework/rest does; this package produces the REST API's
+// entities, framework/rest/api's types, defines the errors the server maps
+// to status codes, and calls the leader through the LeaderClient it is
+// given).
 package herder

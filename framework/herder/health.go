@@ -8,13 +8,10 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
-)
 
-// Health values of Health.Status (KIP-1017).
-const (
-	HealthHealthy   = "healthy"
-	HealthStarting  = "starting"
-	HealthUnhealthy = "unhealthy"
+	"github.com/connectd/connectd/framework/herder/assignment"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // healthBound bounds a whole health check, so that /health answers within
@@ -29,16 +26,16 @@ const healthBound = 8 * time.Second
 // requests), its assignment loop answers, and it has read the config and
 // status topics to their ends. Anything else is "starting" until the worker
 // has been ready once, "unhealthy" afterwards, with the reason in Message.
-func (h *Herder) Health(ctx context.Context) Health {
+func (h *Herder) Health(ctx context.Context) api.Health {
 	if h.stopping.Load() {
-		return Health{Status: HealthUnhealthy, Message: "Worker is shutting down."}
+		return api.Health{Status: api.HealthUnhealthy, Message: "Worker is shutting down."}
 	}
 	if !h.started.Load() {
-		return Health{Status: HealthStarting, Message: "Worker is still starting up. Current stage: " + *h.stage.Load() + "."}
+		return api.Health{Status: api.HealthStarting, Message: "Worker is still starting up. Current stage: " + *h.stage.Load() + "."}
 	}
 	ctx, cancel := context.WithTimeout(ctx, healthBound)
 	defer cancel()
-	done := make(chan Health, 1)
+	done := make(chan api.Health, 1)
 	go func() { done <- h.checkReady(ctx) }()
 	select {
 	case hl := <-done:
@@ -48,15 +45,15 @@ func (h *Herder) Health(ctx context.Context) Health {
 	}
 }
 
-func (h *Herder) notReady(why string) Health {
-	st := HealthUnhealthy
+func (h *Herder) notReady(why string) api.Health {
+	st := api.HealthUnhealthy
 	if !h.readyOnce.Load() {
-		st = HealthStarting
+		st = api.HealthStarting
 	}
-	return Health{Status: st, Message: "Worker cannot serve every request yet: " + why + "."}
+	return api.Health{Status: st, Message: "Worker cannot serve every request yet: " + why + "."}
 }
 
-func (h *Herder) checkReady(ctx context.Context) Health {
+func (h *Herder) checkReady(ctx context.Context) api.Health {
 	// The same check a leader-only write makes: from a healthy answer on,
 	// a create either runs here or is forwarded to a known leader.
 	var nl *NotLeaderError
@@ -69,7 +66,7 @@ func (h *Herder) checkReady(ctx context.Context) Health {
 		return h.notReady("no leader is known (a rebalance is underway)")
 	}
 	if err := h.local.ping(ctx); err != nil {
-		return Health{Status: HealthUnhealthy, Message: "Worker was unable to handle this request and may be unable to handle other requests: its assignment loop did not answer."}
+		return api.Health{Status: api.HealthUnhealthy, Message: "Worker was unable to handle this request and may be unable to handle other requests: its assignment loop did not answer."}
 	}
 	if _, err := h.configs.readToEnd(ctx); err != nil {
 		return h.notReady(fmt.Sprintf("it has not read the config topic %s to its end (%v)", h.cfg.ConfigTopic, err))
@@ -78,7 +75,7 @@ func (h *Herder) checkReady(ctx context.Context) Health {
 		return h.notReady(fmt.Sprintf("it has not read the status topic %s to its end (%v)", h.cfg.StatusTopic, err))
 	}
 	h.readyOnce.Store(true)
-	return Health{Status: HealthHealthy, Message: "Worker has completed startup and is ready to handle requests."}
+	return api.Health{Status: api.HealthHealthy, Message: "Worker has completed startup and is ready to handle requests."}
 }
 
 // freshReadBound bounds how long a REST call waits to read the config
@@ -97,7 +94,7 @@ const freshBackoff = 5 * time.Second
 // restart request) is in it, whichever worker answers. When the end cannot
 // be read within freshReadBound, the snapshot at hand is served: a
 // slightly stale answer is better than an error.
-func (h *Herder) snapshot(ctx context.Context) (*Snapshot, error) {
+func (h *Herder) snapshot(ctx context.Context) (*clusterstate.Snapshot, error) {
 	if !h.started.Load() {
 		return nil, h.notStarted()
 	}
@@ -116,7 +113,7 @@ func (h *Herder) snapshot(ctx context.Context) (*Snapshot, error) {
 	return h.freshSnapshot(ctx)
 }
 
-func (h *Herder) freshSnapshot(ctx context.Context) (*Snapshot, error) {
+func (h *Herder) freshSnapshot(ctx context.Context) (*clusterstate.Snapshot, error) {
 	if last := h.freshFailed.Load(); last != 0 && time.Since(time.Unix(0, last)) < freshBackoff {
 		return h.configs.Snapshot(), nil
 	}
@@ -215,7 +212,7 @@ func transientKafka(e kafka.Error) bool {
 // snapshot has but whose status record this worker has not read yet (it
 // was just created, or its worker has not reported): UNASSIGNED, with the
 // worker the assignment gives it to, if any.
-func unassignedStatus(snap *Snapshot, it item) Status {
+func unassignedStatus(snap *clusterstate.Snapshot, it assignment.Item) Status {
 	st := Status{State: StateUnassigned}
 	a := snap.Assignment()
 	if a == nil {
@@ -223,7 +220,7 @@ func unassignedStatus(snap *Snapshot, it item) Status {
 	}
 	var owner string
 	var ok bool
-	if isConnector(it) {
+	if assignment.IsConnector(it) {
 		owner, ok = a.OwnerOfConnector(it.Connector)
 	} else {
 		owner, ok = a.OwnerOfTask(it)

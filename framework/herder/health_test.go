@@ -12,6 +12,8 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -66,7 +68,7 @@ func waitHealthy(t *testing.T, h *Herder) {
 	t.Helper()
 	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
 		hl := h.Health(context.Background())
-		return hl.Status == HealthHealthy, fmt.Sprintf("%+v", hl)
+		return hl.Status == api.HealthHealthy, fmt.Sprintf("%+v", hl)
 	})
 }
 
@@ -85,7 +87,7 @@ func TestStatusOfAConnectorNotReportedYetIsUnassigned(t *testing.T) {
 	if err != nil {
 		t.Fatalf("status right after create: %v", err)
 	}
-	if st.Name != "c" || st.Connector.State != StateUnassigned || st.Type != TypeSource {
+	if st.Name != "c" || st.Connector.State != StateUnassigned || st.Type != api.TypeSource {
 		t.Fatalf("status right after create: %+v", st)
 	}
 	me := WorkerID(h.cfg.WorkerURL)
@@ -104,15 +106,15 @@ func TestStatusOfAConnectorNotReportedYetIsUnassigned(t *testing.T) {
 		}
 		return true, ""
 	})
-	ts, err := h.TaskStatus(ctx, ConnectorTaskID{Connector: "c", Task: 1})
+	ts, err := h.TaskStatus(ctx, api.ConnectorTaskID{Connector: "c", Task: 1})
 	if err != nil || ts.State != StateUnassigned || ts.WorkerID != me {
 		t.Fatalf("task status: %+v %v", ts, err)
 	}
 	var nf *NotFoundError
 	for _, err := range []error{
 		func() error { _, err := h.ConnectorStatus(ctx, "nope"); return err }(),
-		func() error { _, err := h.TaskStatus(ctx, ConnectorTaskID{Connector: "c", Task: 2}); return err }(),
-		func() error { _, err := h.TaskStatus(ctx, ConnectorTaskID{Connector: "nope", Task: 0}); return err }(),
+		func() error { _, err := h.TaskStatus(ctx, api.ConnectorTaskID{Connector: "c", Task: 2}); return err }(),
+		func() error { _, err := h.TaskStatus(ctx, api.ConnectorTaskID{Connector: "nope", Task: 0}); return err }(),
 	} {
 		if !errors.As(err, &nf) {
 			t.Errorf("unknown connector or task: %v, want NotFoundError", err)
@@ -148,7 +150,7 @@ func TestWritesAreVisibleOnEveryWorkerOnceReturned(t *testing.T) {
 			t.Fatalf("pause of %s on the other worker right after create: %v", name, err)
 		}
 		snap, err := l.snapshot(ctx)
-		if err != nil || snap.Target(name) != TargetPaused {
+		if err != nil || snap.Target(name) != clusterstate.TargetPaused {
 			t.Fatalf("target of %s on the leader right after pause: %v %v", name, snap.Target(name), err)
 		}
 	}
@@ -199,7 +201,7 @@ func TestHealthFollowsTheWorkersLife(t *testing.T) {
 		h.Stop(ctx)
 	})
 	ctx := ctxT(t)
-	if hl := h.Health(ctx); hl.Status != HealthStarting || !strings.Contains(hl.Message, "starting") {
+	if hl := h.Health(ctx); hl.Status != api.HealthStarting || !strings.Contains(hl.Message, "starting") {
 		t.Fatalf("before Start: %+v", hl)
 	}
 	// Requests before start-up are conflicts to retry, not errors.
@@ -225,7 +227,7 @@ func TestHealthFollowsTheWorkersLife(t *testing.T) {
 	if err := h.Stop(sctx); err != nil {
 		t.Fatal(err)
 	}
-	if hl := h.Health(ctx); hl.Status != HealthUnhealthy || !strings.Contains(hl.Message, "shutting down") {
+	if hl := h.Health(ctx); hl.Status != api.HealthUnhealthy || !strings.Contains(hl.Message, "shutting down") {
 		t.Fatalf("after Stop: %+v", hl)
 	}
 	if _, err := h.Connectors(ctx); !errors.As(err, &rb) || !strings.Contains(rb.Msg, "shutting down") {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/framework/configprovider"
+	"github.com/connectd/connectd/framework/herder/membership"
 )
 
 // Config is the herder's configuration, built by framework/workerconfig
@@ -158,7 +159,7 @@ type Herder struct {
 
 	configs  *configLog
 	statuses *statusStore
-	member   *membership
+	member   *membership.Member
 	leader   *leader
 	local    *local
 
@@ -299,7 +300,7 @@ func (h *Herder) Start(ctx context.Context, rt Runtime) error {
 		return fail(fmt.Errorf("reading the status topic %s: %w", h.cfg.StatusTopic, err))
 	}
 	h.setStage("joining the cluster")
-	if err := h.member.run(runCtx); err != nil {
+	if err := h.member.Run(runCtx); err != nil {
 		return fail(err)
 	}
 	h.loops.Add(1)
@@ -352,10 +353,32 @@ func (h *Herder) Stop(ctx context.Context) error {
 	return err
 }
 
+// newMembership creates this worker's group member (see
+// framework/herder/membership).
+func (h *Herder) newMembership() (*membership.Member, error) {
+	instanceID := ""
+	if h.cfg.StaticMembership {
+		instanceID = h.workerID
+	}
+	return membership.New(membership.Config{
+		Group:             h.cfg.GroupID,
+		Topic:             h.cfg.ConfigTopic,
+		URL:               h.cfg.WorkerURL,
+		InstanceID:        instanceID,
+		SessionTimeout:    h.cfg.SessionTimeout,
+		HeartbeatInterval: h.cfg.HeartbeatInterval,
+		RebalanceTimeout:  h.cfg.RebalanceTimeout,
+		Client:            *h.clientConfig(h.cfg.WorkerURL, nil),
+		Logger:            h.log.With("component", "membership"),
+		OnChange:          h.rebal.membershipChanged,
+		OnFatal:           h.fail,
+	})
+}
+
 func (h *Herder) closeClients() {
 	// The membership first: leaving the group hands our work over.
 	if h.member != nil {
-		h.member.close()
+		h.member.Close()
 	}
 	if h.leader != nil {
 		h.leader.stepDown("worker stopping")

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"reflect"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/framework/herder/assignment"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // sessionKeyAlgorithm is the inter-worker signing algorithm (Kafka's default).
@@ -29,12 +32,13 @@ type leader struct {
 	log *slog.Logger
 
 	// mu serialises transactions and guards the fields below.
-	mu         sync.Mutex
-	producer   *kafka.Producer
-	wg         sync.WaitGroup
-	fencedAt   int64 // membership epoch when fenced; -1 when not fenced
-	revoking   map[item]revocation
-	departedAt map[string]time.Time
+	mu       sync.Mutex
+	producer *kafka.Producer
+	wg       sync.WaitGroup
+	fencedAt int64 // membership epoch when fenced; -1 when not fenced
+	// plan remembers the moves in progress and the departed workers
+	// between two assignments.
+	plan *assignment.Planner
 	// pendingSince: when the leader first saw each exactly-once
 	// connector's task generation waiting to be fenced.
 	pendingSince map[string]time.Time
@@ -48,23 +52,12 @@ type leader struct {
 	wake chan struct{}
 }
 
-// revocation tracks an item being moved off a live worker: it is removed
-// from the worker in one assignment and given to its new owner only once
-// the old owner reported it stopped (or a timeout passed), so a task never
-// runs on two live workers at once.
-type revocation struct {
-	from, to string
-	gen      int32
-	deadline time.Time
-}
-
 func newLeader(h *Herder) *leader {
 	return &leader{
 		h:            h,
 		log:          h.log.With("component", "leader"),
 		fencedAt:     -1,
-		revoking:     map[item]revocation{},
-		departedAt:   map[string]time.Time{},
+		plan:         assignment.NewPlanner(),
 		pendingSince: map[string]time.Time{},
 		wake:         make(chan struct{}, 1),
 	}
@@ -85,11 +78,11 @@ func (l *leader) run(ctx context.Context) {
 	defer tick.Stop()
 	var retry <-chan time.Time
 	for ctx.Err() == nil {
-		memCh := m.changed.C()
+		memCh := m.Changed()
 		cfgCh := l.h.configs.changed.C()
 		var stCh <-chan struct{}
 		l.mu.Lock()
-		if len(l.revoking) > 0 || len(l.pendingSince) > 0 {
+		if len(l.plan.Revoking) > 0 || len(l.pendingSince) > 0 {
 			stCh = l.h.statuses.changed.C()
 		}
 		l.mu.Unlock()
@@ -113,7 +106,7 @@ func (l *leader) run(ctx context.Context) {
 
 func (l *leader) step(ctx context.Context) error {
 	m := l.h.member
-	if !m.owner.Load() {
+	if !m.Leads() {
 		if l.active.Load() {
 			l.stepDown("the coordination partition moved to another worker")
 		}
@@ -121,7 +114,7 @@ func (l *leader) step(ctx context.Context) error {
 	}
 	if !l.active.Load() {
 		l.mu.Lock()
-		fenced := l.fencedAt >= 0 && l.fencedAt == m.epoch.Load()
+		fenced := l.fencedAt >= 0 && l.fencedAt == m.Epoch()
 		l.mu.Unlock()
 		if fenced {
 			// Our view of the group is stale; wait for the rejoin.
@@ -163,8 +156,7 @@ func (l *leader) claim(ctx context.Context) error {
 	}
 	l.producer = p
 	l.fencedAt = -1
-	l.revoking = map[item]revocation{}
-	l.departedAt = map[string]time.Time{}
+	l.plan = assignment.NewPlanner()
 	l.pendingSince = map[string]time.Time{}
 	l.membersAt = time.Time{}
 	l.active.Store(true)
@@ -189,17 +181,17 @@ func (l *leader) stepDownLocked(why string) {
 	_ = l.producer.Purge(kafka.PurgeQueue | kafka.PurgeInFlight | kafka.PurgeNonBlocking)
 	l.producer.Close()
 	l.producer = nil
-	l.revoking = map[item]revocation{}
+	l.plan.Revoking = map[assignment.Item]assignment.Revocation{}
 }
 
 // fenced handles a fenced producer: step down, and rejoin the group so
 // that this worker learns who leads now.
 func (l *leader) fencedLocked(err error) {
 	l.log.Warn("this worker was fenced from the config topic by a newer leader", "err", err)
-	l.fencedAt = l.h.member.epoch.Load()
+	l.fencedAt = l.h.member.Epoch()
 	// Rejoin first: the group can hand the coordination partition to
 	// another worker while this one is still closing its producer.
-	l.h.member.requestRejoin()
+	l.h.member.RequestRejoin()
 	l.stepDownLocked("fenced by a newer leader")
 }
 
@@ -208,7 +200,7 @@ var errNotLeading = errors.New("not leading")
 
 // write commits msgs in one transaction and waits until this worker has
 // read them back. The caller holds l.mu.
-func (l *leader) writeLocked(ctx context.Context, msgs []*kafka.Message) (*Snapshot, error) {
+func (l *leader) writeLocked(ctx context.Context, msgs []*kafka.Message) (*clusterstate.Snapshot, error) {
 	if l.producer == nil {
 		return nil, errNotLeading
 	}
@@ -253,7 +245,7 @@ func (l *leader) writeLocked(ctx context.Context, msgs []*kafka.Message) (*Snaps
 // the config topic read to its end, build computes the records from the
 // current snapshot (and may refuse with a typed error); they are written in
 // one transaction.
-func (l *leader) privileged(ctx context.Context, build func(s *Snapshot) ([]*kafka.Message, error)) (*Snapshot, error) {
+func (l *leader) privileged(ctx context.Context, build func(s *clusterstate.Snapshot) ([]*kafka.Message, error)) (*clusterstate.Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.active.Load() {
@@ -277,11 +269,11 @@ func (l *leader) privileged(ctx context.Context, build func(s *Snapshot) ([]*kaf
 // liveMembers returns the group's members, refreshed at most every poll
 // interval unless the membership changed.
 func (l *leader) liveMembersLocked(ctx context.Context) ([]string, error) {
-	ep := l.h.member.epoch.Load()
+	ep := l.h.member.Epoch()
 	if l.members != nil && ep == l.membersEp && time.Since(l.membersAt) < l.h.cfg.MembershipPoll {
 		return l.members, nil
 	}
-	urls, err := l.h.member.members(ctx)
+	urls, err := l.h.member.Members(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +287,7 @@ func (l *leader) liveMembersLocked(ctx context.Context) ([]string, error) {
 		// the leader is alive by definition.
 		urls = append(urls, self)
 	}
-	sortStrings(urls)
+	sort.Strings(urls)
 	l.members, l.membersAt, l.membersEp = urls, time.Now(), ep
 	return urls, nil
 }
@@ -316,7 +308,7 @@ func (l *leader) reconcile(ctx context.Context) error {
 		if _, err := rand.Read(key); err != nil {
 			return fmt.Errorf("session key: %w", err)
 		}
-		msgs = append(msgs, record(keySessionKey, sessionKeyValue{Key: key, Algorithm: sessionKeyAlgorithm, Created: now.UnixMilli()}))
+		msgs = append(msgs, record(clusterstate.SessionKeyRecord(clusterstate.SessionKey{Key: key, Algorithm: sessionKeyAlgorithm, Created: now.UnixMilli()})))
 	}
 	live, err := l.liveMembersLocked(ctx)
 	if err != nil {
@@ -324,7 +316,7 @@ func (l *leader) reconcile(ctx context.Context) error {
 	}
 	next, changed := l.computeLocked(snap, live, now)
 	if changed {
-		msgs = append(msgs, record(keyAssignment, next))
+		msgs = append(msgs, record(clusterstate.AssignmentRecord(next)))
 	}
 	if len(msgs) > 0 {
 		if _, err := l.writeLocked(ctx, msgs); err != nil {
@@ -334,7 +326,7 @@ func (l *leader) reconcile(ctx context.Context) error {
 			return err
 		}
 		if changed {
-			l.log.Info("assignment written", "generation", next.Generation, "workers", len(next.Workers), "revoking", len(l.revoking))
+			l.log.Info("assignment written", "generation", next.Generation, "workers", len(next.Workers), "revoking", len(l.plan.Revoking))
 		}
 	}
 	return l.fencePendingLocked(ctx, live, now)
@@ -367,7 +359,7 @@ func (l *leader) fencePendingLocked(ctx context.Context, live []string, now time
 		prev, _ := snap.Fencing(c)
 		running := 0
 		for i := 0; i < prev; i++ {
-			st, ok := l.h.statuses.task(ConnectorTaskID{Connector: c, Task: i})
+			st, ok := l.h.statuses.task(api.ConnectorTaskID{Connector: c, Task: i})
 			if ok && alive[st.WorkerID] && (st.State == StateRunning || st.State == StatePaused || st.State == StateRestarting) {
 				running++
 			}
@@ -395,161 +387,39 @@ func (l *leader) fencePendingLocked(ctx context.Context, live []string, now time
 	return nil
 }
 
-// computeLocked derives the next assignment from the current one. It
-// returns changed=false when the assignment would stay the same.
-func (l *leader) computeLocked(snap *Snapshot, live []string, now time.Time) (*Assignment, bool) {
-	cur := snap.Assignment()
-	prevOwners := ownersOf(cur)
-	isLive := map[string]bool{}
-	for _, w := range live {
-		isLive[w] = true
+// computeLocked derives the next assignment from the current one (see
+// assignment.Planner). It returns changed=false when the assignment would
+// stay the same.
+func (l *leader) computeLocked(snap *clusterstate.Snapshot, live []string, now time.Time) (*clusterstate.Assignment, bool) {
+	next, changed, forced := l.plan.Next(assignment.Input{
+		Current:        snap.Assignment(),
+		Items:          l.h.cfg.Limits.assignableItems(snap, assignment.Items(snap)),
+		Live:           live,
+		Leader:         l.h.cfg.WorkerURL,
+		Now:            now,
+		MaxDelay:       l.h.cfg.ScheduledRebalanceMaxDelay,
+		ReleaseTimeout: l.h.releaseTimeout(),
+		Released:       l.released,
+	})
+	for _, f := range forced {
+		l.log.Warn("worker did not report a revoked item stopped in time; reassigning it anyway",
+			"item", assignment.String(f.Item), "from", f.From, "to", f.To)
 	}
-
-	// Workers that left keep their work for scheduled.rebalance.max.delay.ms
-	// (0 by default: their work moves at once).
-	ghosts := map[string]bool{}
-	for _, w := range prevOwners {
-		if isLive[w] {
-			delete(l.departedAt, w)
-			continue
-		}
-		t, ok := l.departedAt[w]
-		if !ok {
-			t = now
-			l.departedAt[w] = t
-		}
-		if now.Sub(t) < l.h.cfg.ScheduledRebalanceMaxDelay {
-			ghosts[w] = true
-		}
-	}
-	for w := range l.departedAt {
-		if isLive[w] {
-			delete(l.departedAt, w)
-		}
-	}
-
-	items := l.h.cfg.Limits.assignableItems(snap, itemsOf(snap))
-	exists := map[item]bool{}
-	virtual := map[item]string{}
-	var movable []item
-	for _, it := range items {
-		exists[it] = true
-		if w, ok := prevOwners[it]; ok && ghosts[w] {
-			continue
-		}
-		movable = append(movable, it)
-		if w, ok := prevOwners[it]; ok {
-			virtual[it] = w
-		} else if rv, ok := l.revoking[it]; ok {
-			virtual[it] = rv.to
-		}
-	}
-	for it := range l.revoking {
-		if !exists[it] {
-			delete(l.revoking, it)
-		}
-	}
-	target := balance(movable, live, virtual)
-
-	var gen int32 = 1
-	if cur != nil {
-		gen = cur.Generation + 1
-	}
-	final := map[item]string{}
-	for _, it := range items {
-		from, had := prevOwners[it]
-		if had && ghosts[from] {
-			final[it] = from
-			continue
-		}
-		to, ok := target[it]
-		if !ok {
-			continue // no live workers
-		}
-		switch {
-		case had && from == to:
-			final[it] = to
-		case had && isLive[from]:
-			// Phase one of a move: take it away from its live owner.
-			l.revoking[it] = revocation{from: from, to: to, gen: gen, deadline: now.Add(l.h.releaseTimeout())}
-		case !had:
-			if rv, ok := l.revoking[it]; ok {
-				if !isLive[rv.from] || now.After(rv.deadline) || l.released(it, rv) {
-					if now.After(rv.deadline) && isLive[rv.from] {
-						l.log.Warn("worker did not report a revoked item stopped in time; reassigning it anyway",
-							"item", itemString(it), "from", rv.from, "to", to)
-					}
-					delete(l.revoking, it)
-					final[it] = to
-				} else {
-					rv.to = to
-					l.revoking[it] = rv
-				}
-			} else {
-				final[it] = to
-			}
-		default:
-			// Its owner left the group: move it now.
-			final[it] = to
-		}
-	}
-
-	workers := append([]string(nil), live...)
-	for w := range ghosts {
-		workers = append(workers, w)
-	}
-	sortStrings(workers)
-	next := &Assignment{
-		Version:    assignmentVersion,
-		Generation: gen,
-		Leader:     l.h.cfg.WorkerURL,
-		Workers:    buildAssignment(final, workers),
-	}
-	if cur != nil && cur.Leader == next.Leader && reflect.DeepEqual(normalizeWorkers(cur.Workers), normalizeWorkers(next.Workers)) {
-		return cur, false
-	}
-	return next, true
+	return next, changed
 }
 
 // released reports whether the item's previous owner has stopped it: its
 // status, written by that worker at the revoking generation or later, says
 // UNASSIGNED.
-func (l *leader) released(it item, rv revocation) bool {
+func (l *leader) released(it assignment.Item, rv assignment.Revocation) bool {
 	var st Status
 	var ok bool
-	if isConnector(it) {
+	if assignment.IsConnector(it) {
 		st, ok = l.h.statuses.connector(it.Connector)
 	} else {
 		st, ok = l.h.statuses.task(it)
 	}
-	return ok && st.WorkerID == WorkerID(rv.from) && st.Generation >= rv.gen && st.State == StateUnassigned
-}
-
-func normalizeWorkers(ws map[string]WorkerAssignment) map[string]WorkerAssignment {
-	out := make(map[string]WorkerAssignment, len(ws))
-	for k, w := range ws {
-		n := WorkerAssignment{Connectors: w.Connectors, Tasks: maps.Clone(w.Tasks)}
-		if n.Connectors == nil {
-			n.Connectors = []string{}
-		}
-		if n.Tasks == nil {
-			n.Tasks = map[string][]int{}
-		}
-		for c, ts := range n.Tasks {
-			if len(ts) == 0 {
-				delete(n.Tasks, c)
-			}
-		}
-		out[k] = n
-	}
-	return out
-}
-
-func itemString(it item) string {
-	if isConnector(it) {
-		return "connector " + it.Connector
-	}
-	return "task " + it.String()
+	return ok && st.WorkerID == WorkerID(rv.From) && st.Generation >= rv.Gen && st.State == StateUnassigned
 }
 
 // TransactionalID is the leader's config-topic transactional.id, as Kafka

@@ -6,6 +6,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/framework/herder/assignment"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // These tests drive the leader's assignment step (computeLocked) on
@@ -16,15 +20,15 @@ type leaderFixture struct {
 	t    *testing.T
 	h    *Herder
 	l    *leader
-	snap *Snapshot
+	snap *clusterstate.Snapshot
 	off  int64
 }
 
 func newLeaderFixture(t *testing.T, delay time.Duration) *leaderFixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &Herder{cfg: Config{WorkerURL: "http://a:1", TaskShutdownTimeout: time.Second, ScheduledRebalanceMaxDelay: delay}, log: log}
-	h.statuses = &statusStore{connectors: map[string]Status{}, tasks: map[ConnectorTaskID]Status{}, topics: map[string]map[string]topicStatus{}}
-	return &leaderFixture{t: t, h: h, l: newLeader(h), snap: newSnapshot()}
+	h.statuses = &statusStore{connectors: map[string]Status{}, tasks: map[api.ConnectorTaskID]Status{}, topics: map[string]map[string]topicStatus{}}
+	return &leaderFixture{t: t, h: h, l: newLeader(h), snap: clusterstate.New()}
 }
 
 // put applies a record; "" is a tombstone.
@@ -33,7 +37,7 @@ func (f *leaderFixture) put(key, value string) {
 	if value != "" {
 		v = []byte(value)
 	}
-	f.snap.apply(f.h.log, key, v, f.off)
+	f.snap.Apply(f.h.log, key, v, f.off)
 	f.off++
 }
 
@@ -41,7 +45,7 @@ func (f *leaderFixture) put(key, value string) {
 func (f *leaderFixture) connector(name string, n int) {
 	f.put("connector-"+name, `{"properties":{"name":"`+name+`"}}`)
 	for i := 0; i < n; i++ {
-		f.put(taskKey(ConnectorTaskID{Connector: name, Task: i}), `{"properties":{}}`)
+		f.put("task-"+api.ConnectorTaskID{Connector: name, Task: i}.String(), `{"properties":{}}`)
 	}
 	f.put("commit-"+name, `{"tasks":`+itoa(n)+`}`)
 }
@@ -49,17 +53,17 @@ func (f *leaderFixture) connector(name string, n int) {
 func itoa(n int) string { return string(mustJSON(n)) }
 
 // step computes and "writes" the next assignment.
-func (f *leaderFixture) step(live []string, now time.Time) (*Assignment, bool) {
+func (f *leaderFixture) step(live []string, now time.Time) (*clusterstate.Assignment, bool) {
 	f.t.Helper()
 	a, changed := f.l.computeLocked(f.snap, live, now)
 	if changed {
-		f.snap.assignment = a
+		f.put("connectd-assignment", string(mustJSON(a)))
 	}
 	return a, changed
 }
 
-func owner(a *Assignment, it item) string {
-	if isConnector(it) {
+func owner(a *clusterstate.Assignment, it assignment.Item) string {
+	if assignment.IsConnector(it) {
 		u, _ := a.OwnerOfConnector(it.Connector)
 		return u
 	}
@@ -67,7 +71,7 @@ func owner(a *Assignment, it item) string {
 	return u
 }
 
-func countTasks(a *Assignment) map[string]int {
+func countTasks(a *clusterstate.Assignment) map[string]int {
 	out := map[string]int{}
 	for u, w := range a.Workers {
 		for _, ts := range w.Tasks {
@@ -95,15 +99,15 @@ func TestLeaderMovesWorkOffLiveWorkersInTwoPhases(t *testing.T) {
 	if got := countTasks(a1); got["http://c:1"] != 0 || got["http://a:1"]+got["http://b:1"] != 3 {
 		t.Fatalf("phase one gave work to the newcomer before release: %v", got)
 	}
-	if len(f.l.revoking) != 1 {
-		t.Fatalf("revoking %v", f.l.revoking)
+	if len(f.l.plan.Revoking) != 1 {
+		t.Fatalf("revoking %v", f.l.plan.Revoking)
 	}
-	var moved item
-	var rv revocation
-	for it, r := range f.l.revoking {
+	var moved assignment.Item
+	var rv assignment.Revocation
+	for it, r := range f.l.plan.Revoking {
 		moved, rv = it, r
 	}
-	if rv.to != "http://c:1" || rv.gen != a1.Generation {
+	if rv.To != "http://c:1" || rv.Gen != a1.Generation {
 		t.Fatalf("revocation %+v", rv)
 	}
 	// Nothing happens until the old owner reports the task stopped.
@@ -111,14 +115,14 @@ func TestLeaderMovesWorkOffLiveWorkersInTwoPhases(t *testing.T) {
 		t.Fatal("the task was reassigned before its old owner released it")
 	}
 	// A stale status from before the revocation does not count.
-	f.h.statuses.tasks[moved] = Status{State: StateUnassigned, WorkerID: WorkerID(rv.from), Generation: rv.gen - 1}
+	f.h.statuses.tasks[moved] = Status{State: StateUnassigned, WorkerID: WorkerID(rv.From), Generation: rv.Gen - 1}
 	if _, changed := f.step(three, now.Add(time.Second)); changed {
 		t.Fatal("a status older than the revocation released the task")
 	}
-	f.h.statuses.tasks[moved] = Status{State: StateUnassigned, WorkerID: WorkerID(rv.from), Generation: rv.gen}
+	f.h.statuses.tasks[moved] = Status{State: StateUnassigned, WorkerID: WorkerID(rv.From), Generation: rv.Gen}
 	a2, changed := f.step(three, now.Add(2*time.Second))
-	if !changed || owner(a2, moved) != "http://c:1" || len(f.l.revoking) != 0 {
-		t.Fatalf("phase two: owner %q, revoking %v", owner(a2, moved), f.l.revoking)
+	if !changed || owner(a2, moved) != "http://c:1" || len(f.l.plan.Revoking) != 0 {
+		t.Fatalf("phase two: owner %q, revoking %v", owner(a2, moved), f.l.plan.Revoking)
 	}
 	if a2.Generation != a1.Generation+1 || a2.Leader != "http://a:1" {
 		t.Fatalf("generation %d leader %s", a2.Generation, a2.Leader)
@@ -136,8 +140,8 @@ func TestLeaderReassignsAfterReleaseTimeout(t *testing.T) {
 	f.step([]string{"http://a:1"}, now)
 	two := []string{"http://a:1", "http://b:1"}
 	f.step(two, now)
-	if len(f.l.revoking) != 1 {
-		t.Fatalf("revoking %v", f.l.revoking)
+	if len(f.l.plan.Revoking) != 1 {
+		t.Fatalf("revoking %v", f.l.plan.Revoking)
 	}
 	if _, changed := f.step(two, now.Add(f.h.releaseTimeout()-time.Millisecond)); changed {
 		t.Fatal("reassigned before the release timeout")
@@ -155,8 +159,8 @@ func TestLeaderMovesDeadWorkersWorkAtOnce(t *testing.T) {
 	three := []string{"http://a:1", "http://b:1", "http://c:1"}
 	before, _ := f.step(three, now)
 	a, changed := f.step([]string{"http://a:1", "http://b:1"}, now.Add(time.Second))
-	if !changed || len(f.l.revoking) != 0 {
-		t.Fatalf("changed %v revoking %v", changed, f.l.revoking)
+	if !changed || len(f.l.plan.Revoking) != 0 {
+		t.Fatalf("changed %v revoking %v", changed, f.l.plan.Revoking)
 	}
 	got := countTasks(a)
 	if got["http://a:1"] != 3 || got["http://b:1"] != 3 {
@@ -165,7 +169,7 @@ func TestLeaderMovesDeadWorkersWorkAtOnce(t *testing.T) {
 	if _, listed := a.Workers["http://c:1"]; listed {
 		t.Fatal("the dead worker is still listed")
 	}
-	for it, w := range ownersOf(before) {
+	for it, w := range assignment.OwnersOf(before) {
 		if w != "http://c:1" && owner(a, it) != w {
 			t.Errorf("%v moved from live worker %s", it, w)
 		}

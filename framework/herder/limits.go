@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/connectd/connectd/framework/herder/assignment"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // Worker property names of the admission limits. framework/workerconfig
@@ -120,16 +124,16 @@ func (l Limits) checkTaskConfigs(name string, configs []map[string]string) error
 // record nor start anywhere. Its connector instance still runs and
 // generates task configs within the limit, or is FAILED when its config
 // asks for more.
-func (l Limits) assignable(snap *Snapshot, name string) bool {
+func (l Limits) assignable(snap *clusterstate.Snapshot, name string) bool {
 	l.setDefaults() // zero fields are the defaults however l was built
 	return snap.TaskCount(name) <= l.ConnectorTasks
 }
 
 // assignableItems drops the tasks of connectors that are not assignable.
-func (l Limits) assignableItems(snap *Snapshot, items []item) []item {
+func (l Limits) assignableItems(snap *clusterstate.Snapshot, items []assignment.Item) []assignment.Item {
 	out := items[:0]
 	for _, it := range items {
-		if isConnector(it) || l.assignable(snap, it.Connector) {
+		if assignment.IsConnector(it) || l.assignable(snap, it.Connector) {
 			out = append(out, it)
 		}
 	}
@@ -138,7 +142,7 @@ func (l Limits) assignableItems(snap *Snapshot, items []item) []item {
 
 // workerFull returns the error of a task refused because this worker
 // already runs the most tasks it may.
-func (l Limits) workerFull(id ConnectorTaskID, running int) error {
+func (l Limits) workerFull(id api.ConnectorTaskID, running int) error {
 	l.setDefaults() // zero fields are the defaults however l was built
 	if running < l.WorkerTasks {
 		return nil

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/connectd/connectd/framework/herder/assignment"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 func TestLimitsCheckConfig(t *testing.T) {
@@ -69,7 +72,7 @@ func TestLimitsCheckTaskConfigs(t *testing.T) {
 
 func TestLimitsWorkerFull(t *testing.T) {
 	lim := Limits{WorkerTasks: 3}
-	id := ConnectorTaskID{Connector: "c", Task: 7}
+	id := api.ConnectorTaskID{Connector: "c", Task: 7}
 	if err := lim.workerFull(id, 2); err != nil {
 		t.Fatalf("2 of 3 running: %v", err)
 	}
@@ -92,8 +95,8 @@ func TestLimitsKeepOversizedTaskSetsOutOfTheAssignment(t *testing.T) {
 	s := replay(t, recs)
 	lim := Limits{ConnectorTasks: 2, ConfigBytes: 1 << 10, WorkerTasks: 10}
 	got := map[string]int{}
-	for _, it := range lim.assignableItems(s, itemsOf(s)) {
-		if !isConnector(it) {
+	for _, it := range lim.assignableItems(s, assignment.Items(s)) {
+		if !assignment.IsConnector(it) {
 			got[it.Connector]++
 		}
 		got[it.Connector+"/items"]++

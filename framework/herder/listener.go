@@ -1,6 +1,9 @@
 package herder
 
-import "github.com/connectd/connectd/framework/worker"
+import (
+	"github.com/connectd/connectd/framework/herder/assignment"
+	"github.com/connectd/connectd/framework/worker"
+)
 
 // The herder is the runtime's StatusListener: every state change of a
 // connector or task this worker runs becomes a status record, stamped with
@@ -13,7 +16,7 @@ import "github.com/connectd/connectd/framework/worker"
 
 // ConnectorState records a connector's state.
 func (h *Herder) ConnectorState(name string, s State, trace string) {
-	it := item{Connector: name, Task: connectorItem}
+	it := assignment.Item{Connector: name, Task: assignment.ConnectorTask}
 	if !h.reportable(it, string(s)) {
 		return
 	}
@@ -41,7 +44,7 @@ func (h *Herder) TopicActive(id TaskID, topic string) {
 	h.statuses.putTopic(id.Connector, id.Task, topic)
 }
 
-func (h *Herder) reportable(it item, state string) bool {
+func (h *Herder) reportable(it assignment.Item, state string) bool {
 	if h.local == nil || h.statuses == nil {
 		return false
 	}
@@ -56,7 +59,7 @@ func (h *Herder) reportable(it item, state string) bool {
 		return false
 	}
 	a := snap.Assignment()
-	if isConnector(it) {
+	if assignment.IsConnector(it) {
 		_, owned := a.OwnerOfConnector(it.Connector)
 		return !owned
 	}

@@ -14,6 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/connectd/connectd/framework/herder/assignment"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 )
 
@@ -29,16 +32,16 @@ type local struct {
 	// records carry it.
 	gen atomic.Int32
 	// mine is this worker's share of that assignment.
-	mine atomic.Pointer[WorkerAssignment]
+	mine atomic.Pointer[clusterstate.WorkerAssignment]
 
 	// Owned by the loop goroutine.
 	connectors map[string]*localConnector
-	tasks      map[ConnectorTaskID]*localTask
+	tasks      map[api.ConnectorTaskID]*localTask
 	// refused are the tasks assigned here but not started because this
 	// worker runs worker.tasks.max tasks, with the task generation whose
 	// FAILED status was written; they start once it runs fewer.
-	refused     map[ConnectorTaskID]int64
-	targets     map[string]TargetState // target applied per connector
+	refused     map[api.ConnectorTaskID]int64
+	targets     map[string]clusterstate.TargetState // target applied per connector
 	restartSeen map[string]int64
 	// loggerSeen is the offset of the logger-cluster-<ns> record applied
 	// last, per namespace.
@@ -62,7 +65,7 @@ type loopCall struct {
 
 type localConnector struct {
 	configOffset int64
-	target       TargetState
+	target       clusterstate.TargetState
 	reconfigure  chan struct{} // cap 1: a task-config generation is wanted
 	cancel       context.CancelFunc
 	done         chan struct{}
@@ -80,25 +83,25 @@ func newLocal(h *Herder) *local {
 		h:           h,
 		log:         h.log.With("component", "local"),
 		connectors:  map[string]*localConnector{},
-		tasks:       map[ConnectorTaskID]*localTask{},
-		refused:     map[ConnectorTaskID]int64{},
-		targets:     map[string]TargetState{},
+		tasks:       map[api.ConnectorTaskID]*localTask{},
+		refused:     map[api.ConnectorTaskID]int64{},
+		targets:     map[string]clusterstate.TargetState{},
 		restartSeen: map[string]int64{},
 		loggerSeen:  map[string]int64{},
 		reconf:      map[string]chan struct{}{},
 		pings:       make(chan chan struct{}),
 		calls:       make(chan loopCall),
 	}
-	l.mine.Store(&WorkerAssignment{})
+	l.mine.Store(&clusterstate.WorkerAssignment{})
 	return l
 }
 
 // run applies assignments until ctx ends, then stops everything this
 // worker runs.
-func (l *local) run(ctx context.Context, initial *Snapshot) {
+func (l *local) run(ctx context.Context, initial *clusterstate.Snapshot) {
 	// Restart requests written before this worker started are history.
-	for c, r := range initial.restarts {
-		l.restartSeen[c] = r.offset
+	for c, r := range initial.Restarts() {
+		l.restartSeen[c] = r.Offset
 	}
 	resync := time.NewTicker(5 * time.Second)
 	defer resync.Stop()
@@ -122,29 +125,29 @@ func (l *local) run(ctx context.Context, initial *Snapshot) {
 
 // applyLoggers applies the cluster-wide log levels not applied yet, in
 // the order they were written.
-func (l *local) applyLoggers(snap *Snapshot) {
+func (l *local) applyLoggers(snap *clusterstate.Snapshot) {
 	if l.h.cfg.LogLevels == nil {
 		return
 	}
 	type change struct {
 		ns string
-		e  loggerEntry
+		e  clusterstate.LoggerLevel
 	}
 	var todo []change
-	for ns, e := range snap.loggers {
-		if seen, ok := l.loggerSeen[ns]; !ok || e.offset > seen {
+	for ns, e := range snap.Loggers() {
+		if seen, ok := l.loggerSeen[ns]; !ok || e.Offset > seen {
 			todo = append(todo, change{ns, e})
 		}
 	}
-	slices.SortFunc(todo, func(a, b change) int { return cmp.Compare(a.e.offset, b.e.offset) })
+	slices.SortFunc(todo, func(a, b change) int { return cmp.Compare(a.e.Offset, b.e.Offset) })
 	for _, c := range todo {
-		l.loggerSeen[c.ns] = c.e.offset
-		affected, err := l.h.cfg.LogLevels.Set(c.ns, c.e.level)
+		l.loggerSeen[c.ns] = c.e.Offset
+		affected, err := l.h.cfg.LogLevels.Set(c.ns, c.e.Level)
 		if err != nil {
-			l.log.Warn("cannot apply a cluster-wide log level", "logger", c.ns, "level", c.e.level, "err", err)
+			l.log.Warn("cannot apply a cluster-wide log level", "logger", c.ns, "level", c.e.Level, "err", err)
 			continue
 		}
-		l.log.Info("applied a cluster-wide log level", "logger", c.ns, "level", c.e.level, "affected", len(affected))
+		l.log.Info("applied a cluster-wide log level", "logger", c.ns, "level", c.e.Level, "affected", len(affected))
 	}
 }
 
@@ -192,13 +195,34 @@ func (l *local) runOnLoop(ctx context.Context, fn func(ctx context.Context)) err
 	}
 }
 
-func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
-	self := l.h.cfg.WorkerURL
+// reconcile makes what this worker runs match its share of the
+// assignment in snap, in an order that never runs a task twice: first
+// stop what is no longer ours or changed, then follow target states, then
+// start what is newly ours, and last carry out restart requests.
+func (l *local) reconcile(ctx context.Context, snap *clusterstate.Snapshot) {
+	a, mine := l.adopt(snap)
+	wantConn, wantTask := l.wanted(snap, mine)
+	l.stopTasks(ctx, snap, a, wantTask)
+	l.dropRefused(snap, a, wantTask)
+	l.stopConnectors(ctx, snap, a, wantConn)
+	l.followTargets(ctx, snap)
+	if !l.startConnectors(ctx, snap, wantConn) {
+		return // stopping: what started is stopped by stopAll
+	}
+	if !l.startTasks(ctx, snap, wantTask) {
+		return
+	}
+	l.applyRestarts(ctx, snap)
+}
+
+// adopt records snap's assignment as the one this worker applies: its
+// generation (which status records carry) and this worker's share.
+func (l *local) adopt(snap *clusterstate.Snapshot) (*clusterstate.Assignment, clusterstate.WorkerAssignment) {
 	a := snap.Assignment()
-	var mine WorkerAssignment
+	var mine clusterstate.WorkerAssignment
 	var gen int32
 	if a != nil {
-		mine = a.Workers[self]
+		mine = a.Workers[l.h.cfg.WorkerURL]
 		gen = a.Generation
 	}
 	l.gen.Store(gen)
@@ -206,14 +230,19 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 	if a != nil {
 		l.h.rebal.generationApplied(gen)
 	}
+	return a, mine
+}
 
+// wanted lists the connectors and tasks this worker should run: its share
+// of the assignment that the snapshot still defines and the limits admit.
+func (l *local) wanted(snap *clusterstate.Snapshot, mine clusterstate.WorkerAssignment) (map[string]bool, map[api.ConnectorTaskID]bool) {
 	wantConn := map[string]bool{}
 	for _, c := range mine.Connectors {
 		if snap.Contains(c) {
 			wantConn[c] = true
 		}
 	}
-	wantTask := map[ConnectorTaskID]bool{}
+	wantTask := map[api.ConnectorTaskID]bool{}
 	for _, id := range mine.TaskIDs() {
 		// An assignment from a leader without the limits may still give
 		// this worker tasks of a connector beyond them.
@@ -221,49 +250,71 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 			wantTask[id] = true
 		}
 	}
+	return wantConn, wantTask
+}
 
-	// 1. Stop tasks that are no longer ours or whose configs changed.
-	var stop []ConnectorTaskID
-	var released []ConnectorTaskID
+// releasedHere reports whether a task this worker stops was taken away
+// from it without an owner yet (phase one of a move): its UNASSIGNED
+// status is what lets the leader give it to its new owner.
+func releasedHere(snap *clusterstate.Snapshot, a *clusterstate.Assignment, id api.ConnectorTaskID) bool {
+	_, owned := a.OwnerOfTask(id)
+	return !owned && snap.Contains(id.Connector) && id.Task < snap.TaskCount(id.Connector)
+}
+
+// stopTasks stops the tasks that are no longer ours or whose configs
+// changed.
+func (l *local) stopTasks(ctx context.Context, snap *clusterstate.Snapshot, a *clusterstate.Assignment, wantTask map[api.ConnectorTaskID]bool) {
+	var stop []api.ConnectorTaskID
+	var released []api.ConnectorTaskID
 	for id, t := range l.tasks {
 		switch {
 		case !wantTask[id]:
 			stop = append(stop, id)
-			if _, owned := a.OwnerOfTask(id); !owned && snap.Contains(id.Connector) && id.Task < snap.TaskCount(id.Connector) {
+			if releasedHere(snap, a, id) {
 				released = append(released, id)
 			}
 		case t.taskGen != snap.TaskGeneration(id.Connector):
 			stop = append(stop, id)
 		}
 	}
-	if len(stop) > 0 {
-		sortTaskIDs(stop)
-		l.log.Info("stopping tasks", "tasks", taskList(stop), "generation", gen)
-		ids := make([]TaskID, len(stop))
-		for i, id := range stop {
-			ids[i] = toRuntimeID(id)
-		}
-		if err := l.h.rt.StopTasks(ctx, ids); err != nil {
-			l.log.Warn("stopping tasks reported an error", "err", err)
-		}
-		for _, id := range stop {
-			delete(l.tasks, id)
-		}
-		for _, id := range released {
-			l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
-		}
+	if len(stop) == 0 {
+		return
 	}
+	clusterstate.SortTaskIDs(stop)
+	l.log.Info("stopping tasks", "tasks", taskList(stop), "generation", l.gen.Load())
+	ids := make([]TaskID, len(stop))
+	for i, id := range stop {
+		ids[i] = toRuntimeID(id)
+	}
+	if err := l.h.rt.StopTasks(ctx, ids); err != nil {
+		l.log.Warn("stopping tasks reported an error", "err", err)
+	}
+	for _, id := range stop {
+		delete(l.tasks, id)
+	}
+	for _, id := range released {
+		l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
+	}
+}
+
+// dropRefused forgets the tasks refused here (worker.tasks.max) that are no
+// longer ours, releasing them like stopped ones.
+func (l *local) dropRefused(snap *clusterstate.Snapshot, a *clusterstate.Assignment, wantTask map[api.ConnectorTaskID]bool) {
 	for id := range l.refused {
 		if wantTask[id] {
 			continue
 		}
 		delete(l.refused, id)
-		if _, owned := a.OwnerOfTask(id); !owned && snap.Contains(id.Connector) && id.Task < snap.TaskCount(id.Connector) {
+		if releasedHere(snap, a, id) {
 			l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
 		}
 	}
+}
 
-	// 2. Stop connectors that are no longer ours or whose config changed.
+// stopConnectors stops the connectors that are no longer ours or whose
+// config changed, and forgets the target states of connectors of which
+// nothing runs here any more.
+func (l *local) stopConnectors(ctx context.Context, snap *clusterstate.Snapshot, a *clusterstate.Assignment, wantConn map[string]bool) {
 	for name, c := range l.connectors {
 		if wantConn[name] && c.configOffset == snap.ConfigOffset(name) {
 			continue
@@ -278,55 +329,67 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 			delete(l.targets, c)
 		}
 	}
+}
 
-	// 3. Follow target-state changes of what keeps running.
+// followTargets applies target-state changes to what keeps running.
+func (l *local) followTargets(ctx context.Context, snap *clusterstate.Snapshot) {
 	for c, applied := range l.targets {
-		if want := snap.Target(c); want != applied {
-			l.log.Info("changing target state", "connector", c, "from", applied, "to", want)
-			if err := l.h.rt.SetTargetState(ctx, c, RuntimeTarget(want)); err != nil {
-				l.log.Warn("setting the target state failed", "connector", c, "target", want, "err", err)
-				continue
-			}
-			l.targets[c] = want
-			if lc, ok := l.connectors[c]; ok {
-				lc.target = want
-				if want == TargetStarted {
-					l.requestTaskConfigs(c)
-				}
+		want := snap.Target(c)
+		if want == applied {
+			continue
+		}
+		l.log.Info("changing target state", "connector", c, "from", applied, "to", want)
+		if err := l.h.rt.SetTargetState(ctx, c, RuntimeTarget(want)); err != nil {
+			l.log.Warn("setting the target state failed", "connector", c, "target", want, "err", err)
+			continue
+		}
+		l.targets[c] = want
+		if lc, ok := l.connectors[c]; ok {
+			lc.target = want
+			if want == clusterstate.TargetStarted {
+				l.requestTaskConfigs(c)
 			}
 		}
 	}
+}
 
-	// 4. Start connectors newly ours.
+// startConnectors starts the connectors newly ours, and asks those running
+// whose task configs are stale for new ones. It returns false when ctx
+// ended on the way.
+func (l *local) startConnectors(ctx context.Context, snap *clusterstate.Snapshot, wantConn map[string]bool) bool {
 	for _, name := range sortedKeys(wantConn) {
 		if ctx.Err() != nil {
-			return // stopping: what started is stopped by stopAll
+			return false
 		}
 		if _, running := l.connectors[name]; running {
-			if snap.TaskConfigsStale(name) && snap.Target(name) == TargetStarted {
+			if snap.TaskConfigsStale(name) && snap.Target(name) == clusterstate.TargetStarted {
 				l.requestTaskConfigs(name)
 			}
 			continue
 		}
 		l.startConnector(ctx, snap, name)
 	}
+	return true
+}
 
-	// 5. Start tasks newly ours (an exactly-once generation only once its
-	// predecessors are fenced).
-	var start []ConnectorTaskID
+// startTasks starts the tasks newly ours (an exactly-once generation only
+// once its predecessors are fenced), up to worker.tasks.max; a task beyond
+// it is FAILED once per task generation. It returns false when ctx ended
+// on the way.
+func (l *local) startTasks(ctx context.Context, snap *clusterstate.Snapshot, wantTask map[api.ConnectorTaskID]bool) bool {
+	var start []api.ConnectorTaskID
 	for id := range wantTask {
 		if _, running := l.tasks[id]; !running && !l.h.fencingPending(snap, id.Connector) {
 			start = append(start, id)
 		}
 	}
-	sortTaskIDs(start)
-	var refused []ConnectorTaskID
-	var full error
+	clusterstate.SortTaskIDs(start)
+	var refused []api.ConnectorTaskID
 	for _, id := range start {
 		if ctx.Err() != nil {
-			return
+			return false
 		}
-		if full = l.h.cfg.Limits.workerFull(id, len(l.tasks)); full != nil {
+		if full := l.h.cfg.Limits.workerFull(id, len(l.tasks)); full != nil {
 			gen := snap.TaskGeneration(id.Connector)
 			if seen, ok := l.refused[id]; !ok || seen != gen {
 				l.refused[id] = gen
@@ -342,15 +405,19 @@ func (l *local) reconcile(ctx context.Context, snap *Snapshot) {
 		l.log.Warn("not starting tasks: this worker runs as many as it may", "tasks", len(refused), "first", refused[0].String(),
 			"limit", KeyWorkerTasksMax, "value", l.h.cfg.Limits.WorkerTasks)
 	}
+	return true
+}
 
-	// 6. Restart requests.
-	for _, c := range sortedKeys(snap.restarts) {
-		r := snap.restarts[c]
-		if r.offset <= l.restartSeen[c] {
+// applyRestarts carries out the restart requests not seen yet.
+func (l *local) applyRestarts(ctx context.Context, snap *clusterstate.Snapshot) {
+	restarts := snap.Restarts()
+	for _, c := range sortedKeys(restarts) {
+		r := restarts[c]
+		if r.Offset <= l.restartSeen[c] {
 			continue
 		}
-		l.restartSeen[c] = r.offset
-		l.restart(ctx, snap, c, r.req)
+		l.restartSeen[c] = r.Offset
+		l.restart(ctx, snap, c, r.Request)
 	}
 }
 
@@ -371,7 +438,7 @@ func (l *local) status(state, trace string) Status {
 	return Status{State: state, Trace: trace, WorkerID: l.h.workerID, Generation: l.gen.Load()}
 }
 
-func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string) {
+func (l *local) startConnector(ctx context.Context, snap *clusterstate.Snapshot, name string) {
 	raw, _ := snap.ConnectorConfig(name)
 	target := snap.Target(name)
 	if err := l.h.cfg.Limits.checkConfig(name, raw); err != nil {
@@ -417,7 +484,7 @@ func (l *local) startConnector(ctx context.Context, snap *Snapshot, name string)
 		l.h.statuses.putConnector(name, l.status(StateFailed, l.h.scrub(name, err.Error())))
 		return
 	}
-	if target == TargetStarted {
+	if target == clusterstate.TargetStarted {
 		l.requestTaskConfigs(name)
 	}
 }
@@ -492,7 +559,7 @@ var errTooManyTasks = errors.New("more task configs than tasks.max")
 func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffset int64) error {
 	snap := l.h.configs.Snapshot()
 	raw, ok := snap.ConnectorConfig(name)
-	if !ok || snap.Target(name) != TargetStarted || snap.ConfigOffset(name) != configOffset {
+	if !ok || snap.Target(name) != clusterstate.TargetStarted || snap.ConfigOffset(name) != configOffset {
 		// Gone, not started, or reconfigured: the connector instance
 		// started with the new config sends the task configs.
 		return nil
@@ -540,7 +607,7 @@ func (l *local) generateTaskConfigs(ctx context.Context, name string, configOffs
 	return l.h.sendTaskConfigs(ctx, name, configs)
 }
 
-func (l *local) startTask(ctx context.Context, snap *Snapshot, id ConnectorTaskID) {
+func (l *local) startTask(ctx context.Context, snap *clusterstate.Snapshot, id api.ConnectorTaskID) {
 	rawConn, _ := snap.ConnectorConfig(id.Connector)
 	rawTask := snap.TaskConfigs(id.Connector)[id.Task]
 	target := snap.Target(id.Connector)
@@ -562,7 +629,7 @@ func (l *local) startTask(ctx context.Context, snap *Snapshot, id ConnectorTaskI
 }
 
 // restart carries out a restart request for what runs here.
-func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req RestartRequest) {
+func (l *local) restart(ctx context.Context, snap *clusterstate.Snapshot, c string, req clusterstate.RestartRequest) {
 	if _, ok := l.connectors[c]; ok {
 		st, _ := l.h.statuses.connector(c)
 		if !req.OnlyFailed || st.State == StateFailed {
@@ -575,13 +642,13 @@ func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req Resta
 	if !req.IncludeTasks {
 		return
 	}
-	var ids []ConnectorTaskID
+	var ids []api.ConnectorTaskID
 	for id := range l.tasks {
 		if id.Connector == c {
 			ids = append(ids, id)
 		}
 	}
-	sortTaskIDs(ids)
+	clusterstate.SortTaskIDs(ids)
 	for _, id := range ids {
 		st, _ := l.h.statuses.task(id)
 		if req.OnlyFailed && st.State != StateFailed {
@@ -601,7 +668,7 @@ func (l *local) restart(ctx context.Context, snap *Snapshot, c string, req Resta
 // the runtime briefly does not know the task: a task the loop has not
 // started (yet) is refused as a rebalance (409, retry later), and one
 // whose start failed is started again.
-func (l *local) restartTaskNow(ctx context.Context, snap *Snapshot, id ConnectorTaskID) error {
+func (l *local) restartTaskNow(ctx context.Context, snap *clusterstate.Snapshot, id api.ConnectorTaskID) error {
 	if _, ok := l.refused[id]; ok {
 		if err := l.h.cfg.Limits.workerFull(id, len(l.tasks)); err != nil {
 			return &BadRequestError{Msg: err.Error()}
@@ -626,7 +693,7 @@ func (l *local) restartTaskNow(ctx context.Context, snap *Snapshot, id Connector
 
 // restartConnectorNow restarts a connector this worker runs (the
 // synchronous form of POST /connectors/{c}/restart).
-func (l *local) restartConnectorNow(ctx context.Context, snap *Snapshot, c string) {
+func (l *local) restartConnectorNow(ctx context.Context, snap *clusterstate.Snapshot, c string) {
 	if _, ok := l.connectors[c]; !ok {
 		return
 	}
@@ -638,7 +705,7 @@ func (l *local) restartConnectorNow(ctx context.Context, snap *Snapshot, c strin
 // statuses say UNASSIGNED, as Kafka Connect's do after a clean stop.
 func (l *local) stopAll(ctx context.Context) {
 	var ids []TaskID
-	var cids []ConnectorTaskID
+	var cids []api.ConnectorTaskID
 	for id := range l.tasks {
 		ids = append(ids, toRuntimeID(id))
 		cids = append(cids, id)
@@ -659,16 +726,16 @@ func (l *local) stopAll(ctx context.Context) {
 	for _, id := range cids {
 		l.h.statuses.putTask(id, l.status(StateUnassigned, ""))
 	}
-	l.tasks = map[ConnectorTaskID]*localTask{}
-	l.refused = map[ConnectorTaskID]int64{}
+	l.tasks = map[api.ConnectorTaskID]*localTask{}
+	l.refused = map[api.ConnectorTaskID]int64{}
 	l.loops.Wait()
 }
 
 // owns reports whether the applied assignment gives the item to this
 // worker.
-func (l *local) owns(it item) bool {
+func (l *local) owns(it assignment.Item) bool {
 	mine := l.mine.Load()
-	if isConnector(it) {
+	if assignment.IsConnector(it) {
 		for _, c := range mine.Connectors {
 			if c == it.Connector {
 				return true
@@ -696,7 +763,7 @@ func equalTaskConfigs(a, b []map[string]string) bool {
 	return true
 }
 
-func taskList(ids []ConnectorTaskID) string {
+func taskList(ids []api.ConnectorTaskID) string {
 	s := ""
 	for i, id := range ids {
 		if i > 0 {
@@ -715,8 +782,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-func sortStrings(s []string) { sort.Strings(s) }
 
 func closedChan() chan struct{} {
 	c := make(chan struct{})

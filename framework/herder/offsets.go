@@ -9,6 +9,8 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/offsets"
 )
@@ -42,39 +44,39 @@ func (h *Herder) offsetStore(cfg map[string]string) (*offsets.Store, error) {
 
 // typed returns the connector's config and type, or an error when the
 // connector or its plugin is unknown.
-func (h *Herder) typed(snap *Snapshot, name string) (map[string]string, ConnectorType, error) {
+func (h *Herder) typed(snap *clusterstate.Snapshot, name string) (map[string]string, api.ConnectorType, error) {
 	cfg, ok := snap.ConnectorConfig(name)
 	if !ok {
 		return nil, "", connectorNotFound(name)
 	}
 	t := h.connectorType(cfg)
-	if t == TypeUnknown {
+	if t == api.TypeUnknown {
 		return nil, "", &BadRequestError{Msg: fmt.Sprintf("Cannot determine whether connector %s is a source or a sink: its connector.class %q is not installed on this worker", name, cfg["connector.class"])}
 	}
 	return cfg, t, nil
 }
 
 // Offsets is GET /connectors/{c}/offsets.
-func (h *Herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, error) {
+func (h *Herder) Offsets(ctx context.Context, name string) (api.ConnectorOffsets, error) {
 	snap, err := h.snapshot(ctx)
 	if err != nil {
-		return ConnectorOffsets{}, err
+		return api.ConnectorOffsets{}, err
 	}
 	cfg, t, err := h.typed(snap, name)
 	if err != nil {
-		return ConnectorOffsets{}, err
+		return api.ConnectorOffsets{}, err
 	}
-	out := ConnectorOffsets{Offsets: []ConnectorOffset{}}
-	if t == TypeSink {
+	out := api.ConnectorOffsets{Offsets: []api.ConnectorOffset{}}
+	if t == api.TypeSink {
 		if h.member == nil {
 			return out, h.notStarted()
 		}
-		list, err := offsets.SinkOffsets(ctx, h.member.admin, name)
+		list, err := offsets.SinkOffsets(ctx, h.member.Admin(), name)
 		if err != nil {
 			return out, transient(ctx, err)
 		}
 		for _, o := range list {
-			out.Offsets = append(out.Offsets, ConnectorOffset{
+			out.Offsets = append(out.Offsets, api.ConnectorOffset{
 				Partition: map[string]any{sinkTopicKey: o.Topic, sinkPartitionKey: o.Partition},
 				Offset:    map[string]any{sinkOffsetKey: o.Offset},
 			})
@@ -97,20 +99,20 @@ func (h *Herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, er
 		if err := json.Unmarshal(o.Offset, &v); err != nil {
 			return out, fmt.Errorf("source offset %s: %w", o.Offset, err)
 		}
-		out.Offsets = append(out.Offsets, ConnectorOffset{Partition: p, Offset: v})
+		out.Offsets = append(out.Offsets, api.ConnectorOffset{Partition: p, Offset: v})
 	}
 	return out, nil
 }
 
 // modifyOffsets runs an offsets change on the leader, after Kafka
 // Connect's checks: the connector exists and is STOPPED with no tasks.
-func (h *Herder) modifyOffsets(ctx context.Context, name string, change func(cfg map[string]string, t ConnectorType, snap *Snapshot) error) error {
-	_, err := h.asLeader(ctx, func(s *Snapshot) ([]*kafka.Message, error) {
+func (h *Herder) modifyOffsets(ctx context.Context, name string, change func(cfg map[string]string, t api.ConnectorType, snap *clusterstate.Snapshot) error) error {
+	_, err := h.asLeader(ctx, func(s *clusterstate.Snapshot) ([]*kafka.Message, error) {
 		cfg, t, err := h.typed(s, name)
 		if err != nil {
 			return nil, err
 		}
-		if s.Target(name) != TargetStopped || s.TaskCount(name) != 0 {
+		if s.Target(name) != clusterstate.TargetStopped || s.TaskCount(name) != 0 {
 			return nil, &BadRequestError{Msg: fmt.Sprintf("Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", name)}
 		}
 		return nil, change(cfg, t, s)
@@ -119,17 +121,17 @@ func (h *Herder) modifyOffsets(ctx context.Context, name string, change func(cfg
 }
 
 // AlterOffsets is PATCH /connectors/{c}/offsets.
-func (h *Herder) AlterOffsets(ctx context.Context, name string, body ConnectorOffsets) (string, error) {
+func (h *Herder) AlterOffsets(ctx context.Context, name string, body api.ConnectorOffsets) (string, error) {
 	if len(body.Offsets) == 0 {
 		return "", &BadRequestError{Msg: "Partitions / offsets need to be provided for an alter offsets request"}
 	}
-	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t ConnectorType, s *Snapshot) error {
-		if t == TypeSink {
+	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t api.ConnectorType, s *clusterstate.Snapshot) error {
+		if t == api.TypeSink {
 			changes, err := sinkChanges(body)
 			if err != nil {
 				return err
 			}
-			return offsets.AlterSinkOffsets(ctx, h.member.admin, name, changes)
+			return offsets.AlterSinkOffsets(ctx, h.member.Admin(), name, changes)
 		}
 		list := make([]offsets.Offset, 0, len(body.Offsets))
 		for i, o := range body.Offsets {
@@ -166,9 +168,9 @@ func (h *Herder) AlterOffsets(ctx context.Context, name string, body ConnectorOf
 
 // ResetOffsets is DELETE /connectors/{c}/offsets.
 func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) {
-	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t ConnectorType, s *Snapshot) error {
-		if t == TypeSink {
-			return offsets.ResetSinkOffsets(ctx, h.member.admin, name)
+	err := h.modifyOffsets(ctx, name, func(cfg map[string]string, t api.ConnectorType, s *clusterstate.Snapshot) error {
+		if t == api.TypeSink {
+			return offsets.ResetSinkOffsets(ctx, h.member.Admin(), name)
 		}
 		store, err := h.offsetStore(cfg)
 		if err != nil {
@@ -189,7 +191,7 @@ func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) 
 // offsetWriteOptions: with exactly-once source support the change is
 // transactional (transactional.id ${group.id}-${connector}, KIP-875), after
 // fencing the task producers of the connector's last generation.
-func (h *Herder) offsetWriteOptions(ctx context.Context, s *Snapshot, name string) (offsets.WriteOptions, error) {
+func (h *Herder) offsetWriteOptions(ctx context.Context, s *clusterstate.Snapshot, name string) (offsets.WriteOptions, error) {
 	if !h.exactlyOnce(s, name) {
 		return offsets.WriteOptions{}, nil
 	}
@@ -203,7 +205,7 @@ func (h *Herder) offsetWriteOptions(ctx context.Context, s *Snapshot, name strin
 
 // sinkChanges parses sink offsets in Kafka Connect's form, naming the
 // field that is wrong.
-func sinkChanges(body ConnectorOffsets) ([]offsets.SinkChange, error) {
+func sinkChanges(body api.ConnectorOffsets) ([]offsets.SinkChange, error) {
 	out := make([]offsets.SinkChange, 0, len(body.Offsets))
 	for i, o := range body.Offsets {
 		topic, ok := o.Partition[sinkTopicKey].(string)

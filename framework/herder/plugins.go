@@ -9,6 +9,7 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/convert"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/transform"
 	"github.com/connectd/connectd/plugins/host"
 )
@@ -21,19 +22,19 @@ type Catalog interface {
 }
 
 // connectorType looks the connector's class up in the plugin catalog.
-func (h *Herder) connectorType(cfg map[string]string) ConnectorType {
+func (h *Herder) connectorType(cfg map[string]string) api.ConnectorType {
 	if h.cfg.Plugins == nil {
-		return TypeUnknown
+		return api.TypeUnknown
 	}
 	m, err := h.cfg.Plugins.Lookup(strings.TrimSpace(cfg["connector.class"]))
 	if err != nil {
-		return TypeUnknown
+		return api.TypeUnknown
 	}
-	switch ConnectorType(m.Type) {
-	case TypeSource, TypeSink:
-		return ConnectorType(m.Type)
+	switch api.ConnectorType(m.Type) {
+	case api.TypeSource, api.TypeSink:
+		return api.ConnectorType(m.Type)
 	}
-	return TypeUnknown
+	return api.TypeUnknown
 }
 
 // Plugin types of GET /connector-plugins?connectorsOnly=false, as Kafka
@@ -48,15 +49,15 @@ const (
 // Plugins is GET /connector-plugins: the installed connectors, and with
 // connectorsOnly=false also the built-in transformations, predicates and
 // converters.
-func (h *Herder) Plugins(ctx context.Context, connectorsOnly bool) ([]PluginInfo, error) {
-	out := []PluginInfo{}
+func (h *Herder) Plugins(ctx context.Context, connectorsOnly bool) ([]api.PluginInfo, error) {
+	out := []api.PluginInfo{}
 	if h.cfg.Plugins != nil {
 		ms, err := h.cfg.Plugins.List()
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range ms {
-			out = append(out, PluginInfo{Class: m.Name, Type: string(m.Type), Version: m.Version})
+			out = append(out, api.PluginInfo{Class: m.Name, Type: string(m.Type), Version: m.Version})
 		}
 	}
 	if connectorsOnly {
@@ -64,17 +65,17 @@ func (h *Herder) Plugins(ctx context.Context, connectorsOnly bool) ([]PluginInfo
 	}
 	v := h.cfg.Version
 	for _, t := range transform.Transformations() {
-		out = append(out, PluginInfo{Class: t.Class, Type: pluginTransformation, Version: v})
+		out = append(out, api.PluginInfo{Class: t.Class, Type: pluginTransformation, Version: v})
 	}
 	for _, p := range transform.Predicates() {
-		out = append(out, PluginInfo{Class: p.Class, Type: pluginPredicate, Version: v})
+		out = append(out, api.PluginInfo{Class: p.Class, Type: pluginPredicate, Version: v})
 	}
 	for _, c := range convert.Builtins() {
 		if c.Record {
-			out = append(out, PluginInfo{Class: c.Class, Type: pluginConverter, Version: v})
+			out = append(out, api.PluginInfo{Class: c.Class, Type: pluginConverter, Version: v})
 		}
 		if c.Header {
-			out = append(out, PluginInfo{Class: c.Class, Type: pluginHeaderConverter, Version: v})
+			out = append(out, api.PluginInfo{Class: c.Class, Type: pluginHeaderConverter, Version: v})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Class < out[j].Class })

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
 )
 
@@ -47,7 +48,9 @@ const (
 	StateRestarting = "RESTARTING"
 )
 
-func toRuntimeID(id ConnectorTaskID) TaskID { return TaskID{Connector: id.Connector, Task: id.Task} }
-func fromRuntimeID(id TaskID) ConnectorTaskID {
-	return ConnectorTaskID{Connector: id.Connector, Task: id.Task}
+func toRuntimeID(id api.ConnectorTaskID) TaskID {
+	return TaskID{Connector: id.Connector, Task: id.Task}
+}
+func fromRuntimeID(id TaskID) api.ConnectorTaskID {
+	return api.ConnectorTaskID{Connector: id.Connector, Task: id.Task}
 }

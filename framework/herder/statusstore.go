@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // Status is one connector's or task's reported state.
@@ -35,7 +38,7 @@ type statusStore struct {
 
 	mu         sync.RWMutex
 	connectors map[string]Status
-	tasks      map[ConnectorTaskID]Status
+	tasks      map[api.ConnectorTaskID]Status
 	topics     map[string]map[string]topicStatus // connector -> topic -> record
 	positions  map[int32]int64                   // next offset per partition
 	changed    *broadcast
@@ -67,7 +70,7 @@ func (h *Herder) newStatusStore() (*statusStore, error) {
 		topic:      h.cfg.StatusTopic,
 		producer:   prod,
 		connectors: map[string]Status{},
-		tasks:      map[ConnectorTaskID]Status{},
+		tasks:      map[api.ConnectorTaskID]Status{},
 		topics:     map[string]map[string]topicStatus{},
 		positions:  map[int32]int64{},
 		changed:    newBroadcast(),
@@ -215,7 +218,7 @@ func (s *statusStore) apply(key string, value []byte, partition int32, offset in
 			s.connectors[name] = *st
 		}
 	case strings.HasPrefix(key, keyStatusTaskPrefix):
-		id, err := parseTaskID(key[len(keyStatusTaskPrefix):])
+		id, err := clusterstate.ParseTaskID(key[len(keyStatusTaskPrefix):])
 		if err != nil {
 			s.log.Warn("skipping status record with a bad key", "key", key, "err", err)
 			return
@@ -295,7 +298,7 @@ func (s *statusStore) connector(name string) (Status, bool) {
 	return st, ok
 }
 
-func (s *statusStore) task(id ConnectorTaskID) (Status, bool) {
+func (s *statusStore) task(id api.ConnectorTaskID) (Status, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st, ok := s.tasks[id]
@@ -333,7 +336,7 @@ func (s *statusStore) putConnector(name string, st Status) {
 
 // putTask writes a task status unless a newer one from another worker is
 // known.
-func (s *statusStore) putTask(id ConnectorTaskID, st Status) {
+func (s *statusStore) putTask(id api.ConnectorTaskID, st Status) {
 	if cur, ok := s.task(id); ok && !supersedes(st, cur) {
 		s.log.Debug("not overwriting a newer task status", "task", id.String(), "state", st.State, "generation", st.Generation, "current_generation", cur.Generation, "current_worker", cur.WorkerID)
 		return
@@ -386,7 +389,7 @@ func (s *statusStore) deleteConnector(name string, taskCount int) {
 	}
 	for i := 0; i < taskCount; i++ {
 		if !seen[i] {
-			keys = append(keys, statusTaskKey(ConnectorTaskID{Connector: name, Task: i}))
+			keys = append(keys, statusTaskKey(api.ConnectorTaskID{Connector: name, Task: i}))
 		}
 	}
 	for topic := range s.topics[name] {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -39,7 +41,7 @@ func stallReader(t *testing.T, r *tailReader) {
 func TestStatusReaderRecoversFromStalledConsumer(t *testing.T) {
 	c := newCluster(t, false)
 	h, _ := c.add()
-	id := ConnectorTaskID{Connector: "stalled", Task: 0}
+	id := api.ConnectorTaskID{Connector: "stalled", Task: 0}
 
 	put := func(worker string, gen int32) {
 		h.statuses.send(statusTaskKey(id), encodeStatus(Status{State: StateRunning, WorkerID: worker, Generation: gen}))
@@ -87,7 +89,7 @@ func TestConfigReaderRecoversFromStalledConsumer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), configReaderStallAfter+15*time.Second)
 	defer cancel()
 	// write returns only once the record has been read back.
-	snap, err := h.configs.write(ctx, record(targetStateKey("stalled"), targetStateValue{State: string(TargetPaused)}))
+	snap, err := h.configs.write(ctx, record(clusterstate.TargetStateRecord("stalled", clusterstate.TargetPaused)))
 	if err != nil {
 		t.Fatalf("the write was not read back (snapshot offset %d before, %d now): %v", before, h.configs.Snapshot().Offset, err)
 	}

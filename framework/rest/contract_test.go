@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/rest"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/resttest"
 )
 
@@ -20,9 +21,9 @@ func TestRootAndHealth(t *testing.T) {
 	e := newEnv(t, rest.Config{})
 	e.do("GET", "/", nil).want(t, 200, `{"version":"test","commit":"0000000","kafka_cluster_id":"test-cluster"}`)
 	e.do("GET", "/health", nil).want(t, 200, `{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}`)
-	e.h.SetHealth(herder.Health{Status: "starting", Message: "Worker is still starting up."})
+	e.h.SetHealth(api.Health{Status: "starting", Message: "Worker is still starting up."})
 	e.do("GET", "/health", nil).want(t, 503, `{"status":"starting","message":"Worker is still starting up."}`)
-	e.h.SetHealth(herder.Health{Status: "unhealthy", Message: "Worker was unable to handle this request and may be unable to handle other requests."})
+	e.h.SetHealth(api.Health{Status: "unhealthy", Message: "Worker was unable to handle this request and may be unable to handle other requests."})
 	e.do("GET", "/health", nil).want(t, 503, `{"status":"unhealthy","message":"Worker was unable to handle this request and may be unable to handle other requests."}`)
 }
 
@@ -268,8 +269,8 @@ type transientHerder struct {
 	*resttest.Herder
 }
 
-func (transientHerder) PutConnectorConfig(context.Context, string, map[string]string, bool, herder.InitialState) (herder.ConnectorInfo, bool, error) {
-	return herder.ConnectorInfo{}, false, &herder.TransientError{
+func (transientHerder) PutConnectorConfig(context.Context, string, map[string]string, bool, api.InitialState) (api.ConnectorInfo, bool, error) {
+	return api.ConnectorInfo{}, false, &herder.TransientError{
 		Msg:        "Cannot complete request momentarily: Kafka could not serve it yet (config topic c end offset: Local: Unknown partition); retry shortly",
 		RetryAfter: 3 * time.Second,
 		Err:        errors.New("Local: Unknown partition"),

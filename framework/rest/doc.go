@@ -10,7 +10,9 @@
 // request metrics, and /admin/loggers over framework/logging.
 //
 // The server talks to the cluster only through the Herder interface
-// defined here (framework/herder's *Herder implements it). Worker
+// defined here (framework/herder's *Herder implements it); the bodies it
+// exchanges are framework/rest/api's types, which the client and the CLI
+// share. Worker
 // properties map to Config with ParseConfig; the keys follow Kafka's
 // names (listeners, admin.listeners, listeners.https.ssl.*,
 // access.control.*) and connectd's own (rest.auth.*, rest.request.*,

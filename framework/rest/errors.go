@@ -10,13 +10,8 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/rest/api"
 )
-
-// ErrorMessage is Kafka Connect's error body.
-type ErrorMessage struct {
-	ErrorCode int    `json:"error_code"`
-	Message   string `json:"message"`
-}
 
 // httpError is an error with a status code decided by this package.
 type httpError struct {
@@ -114,7 +109,7 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.Encode(ErrorMessage{ErrorCode: code, Message: msg})
+	enc.Encode(api.ErrorMessage{ErrorCode: code, Message: msg})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(code)

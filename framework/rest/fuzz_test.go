@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/connectd/connectd/framework/rest"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/resttest"
 )
 
@@ -109,7 +110,7 @@ func FuzzHandlers(f *testing.F) {
 			t.Fatalf("%s %q -> %d %s", method, path, rec.Code, rec.Body)
 		}
 		if rec.Code >= 400 {
-			var em rest.ErrorMessage
+			var em api.ErrorMessage
 			if err := json.Unmarshal(rec.Body.Bytes(), &em); err != nil || em.ErrorCode != rec.Code || strings.TrimSpace(em.Message) == "" {
 				t.Fatalf("%s %q -> %d with body %q: not an error body with a message", method, path, rec.Code, rec.Body)
 			}

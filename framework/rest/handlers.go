@@ -15,6 +15,7 @@ import (
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/logging"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // healthTimeout is Kafka Connect's DEFAULT_HEALTH_CHECK_TIMEOUT_MS.
@@ -37,7 +38,7 @@ func (s *Server) health(ctx context.Context, _ *request) (*reply, error) {
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	h := s.h.Health(ctx)
-	if h.Status == herder.HealthHealthy {
+	if h.Status == api.HealthHealthy {
 		return ok(h)
 	}
 	return &reply{status: http.StatusServiceUnavailable, body: h}, nil
@@ -67,9 +68,9 @@ func (s *Server) listConnectors(ctx context.Context, rq *request) (*reply, error
 	if !withStatus && !withInfo {
 		return ok(names)
 	}
-	out := make(map[string]map[string]any, len(names))
+	out := make(map[string]api.ConnectorExpanded, len(names))
 	for _, n := range names {
-		m := map[string]any{}
+		var m api.ConnectorExpanded
 		if withStatus {
 			// The herder answers UNASSIGNED for a connector whose status
 			// has not been reported yet, so NotFound here means the
@@ -81,7 +82,8 @@ func (s *Server) listConnectors(ctx context.Context, rq *request) (*reply, error
 			if err != nil {
 				return nil, err
 			}
-			m["status"] = normStatus(st)
+			st = normStatus(st)
+			m.Status = &st
 		}
 		if withInfo {
 			info, err := s.h.ConnectorInfo(ctx, n)
@@ -91,7 +93,8 @@ func (s *Server) listConnectors(ctx context.Context, rq *request) (*reply, error
 			if err != nil {
 				return nil, err
 			}
-			m["info"] = normInfo(info)
+			info = normInfo(info)
+			m.Info = &info
 		}
 		out[n] = m
 	}
@@ -103,7 +106,9 @@ func isNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-// createRequest is POST /connectors's body.
+// createRequest is api.CreateConnectorRequest as the server decodes it:
+// pointers and a raw config, so that a missing or mistyped field is
+// refused with a message naming it.
 type createRequest struct {
 	Name         *string         `json:"name"`
 	Config       json.RawMessage `json:"config"`
@@ -130,15 +135,15 @@ func (s *Server) createConnector(ctx context.Context, rq *request) (*reply, erro
 	if err := checkAndPutName(name, cfg); err != nil {
 		return nil, err
 	}
-	var initial herder.InitialState
+	var initial api.InitialState
 	if cr.InitialState != nil {
 		switch strings.ToUpper(strings.TrimSpace(*cr.InitialState)) {
 		case "RUNNING":
-			initial = herder.InitialRunning
+			initial = api.InitialRunning
 		case "PAUSED":
-			initial = herder.InitialPaused
+			initial = api.InitialPaused
 		case "STOPPED":
-			initial = herder.InitialStopped
+			initial = api.InitialStopped
 		default:
 			return nil, badRequest(fmt.Sprintf("field \"initial_state\": %q is not one of RUNNING, PAUSED, STOPPED", *cr.InitialState))
 		}
@@ -250,7 +255,7 @@ func (s *Server) getTaskConfigs(ctx context.Context, rq *request) (*reply, error
 		return nil, err
 	}
 	if ts == nil {
-		ts = []herder.TaskInfo{}
+		ts = []api.TaskInfo{}
 	}
 	for i := range ts {
 		if ts[i].Config == nil {
@@ -312,13 +317,13 @@ func (s *Server) fenceZombies(ctx context.Context, rq *request) (*reply, error) 
 	return status(http.StatusNoContent)
 }
 
-func taskID(rq *request) (herder.ConnectorTaskID, error) {
+func taskID(rq *request) (api.ConnectorTaskID, error) {
 	c, t := rq.params["connector"], rq.params["task"]
 	n, err := strconv.Atoi(t)
 	if err != nil || n < 0 || strings.HasPrefix(t, "+") {
-		return herder.ConnectorTaskID{}, notFound(fmt.Sprintf("Unknown task: task id %q of connector %s is not a non-negative integer", t, c))
+		return api.ConnectorTaskID{}, notFound(fmt.Sprintf("Unknown task: task id %q of connector %s is not a non-negative integer", t, c))
 	}
-	return herder.ConnectorTaskID{Connector: c, Task: n}, nil
+	return api.ConnectorTaskID{Connector: c, Task: n}, nil
 }
 
 func (s *Server) getTaskStatus(ctx context.Context, rq *request) (*reply, error) {
@@ -426,14 +431,9 @@ func (s *Server) getOffsets(ctx context.Context, rq *request) (*reply, error) {
 		return nil, err
 	}
 	if offs.Offsets == nil {
-		offs.Offsets = []herder.ConnectorOffset{}
+		offs.Offsets = []api.ConnectorOffset{}
 	}
 	return ok(offs)
-}
-
-// Message is the {"message": ...} body of the offsets write endpoints.
-type Message struct {
-	Message string `json:"message"`
 }
 
 const msgNoOffsets = "Partitions / offsets need to be provided for an alter offsets request"
@@ -452,7 +452,7 @@ func (s *Server) alterOffsets(ctx context.Context, rq *request) (*reply, error) 
 	if len(body.Offsets) == 0 {
 		return nil, badRequest(msgNoOffsets)
 	}
-	offs := herder.ConnectorOffsets{Offsets: make([]herder.ConnectorOffset, len(body.Offsets))}
+	offs := api.ConnectorOffsets{Offsets: make([]api.ConnectorOffset, len(body.Offsets))}
 	for i, o := range body.Offsets {
 		p, err := jsonObject(o.Partition, fmt.Sprintf("offsets[%d].partition", i), false)
 		if err != nil {
@@ -462,13 +462,13 @@ func (s *Server) alterOffsets(ctx context.Context, rq *request) (*reply, error) 
 		if err != nil {
 			return nil, err
 		}
-		offs.Offsets[i] = herder.ConnectorOffset{Partition: p, Offset: v}
+		offs.Offsets[i] = api.ConnectorOffset{Partition: p, Offset: v}
 	}
 	msg, err := s.h.AlterOffsets(ctx, rq.params["connector"], offs)
 	if err != nil {
 		return nil, err
 	}
-	return ok(Message{Message: msg})
+	return ok(api.Message{Message: msg})
 }
 
 // jsonObject decodes a JSON object keeping numbers exact (json.Number), so
@@ -496,7 +496,7 @@ func (s *Server) resetOffsets(ctx context.Context, rq *request) (*reply, error) 
 	if err != nil {
 		return nil, err
 	}
-	return ok(Message{Message: msg})
+	return ok(api.Message{Message: msg})
 }
 
 func (s *Server) listPlugins(ctx context.Context, rq *request) (*reply, error) {
@@ -509,7 +509,7 @@ func (s *Server) listPlugins(ctx context.Context, rq *request) (*reply, error) {
 		return nil, err
 	}
 	if ps == nil {
-		ps = []herder.PluginInfo{}
+		ps = []api.PluginInfo{}
 	}
 	return ok(ps)
 }
@@ -663,25 +663,25 @@ func (s *Server) setLogger(ctx context.Context, rq *request) (*reply, error) {
 	return ok(affected)
 }
 
-func normInfo(i herder.ConnectorInfo) herder.ConnectorInfo {
+func normInfo(i api.ConnectorInfo) api.ConnectorInfo {
 	if i.Config == nil {
 		i.Config = map[string]string{}
 	}
 	if i.Tasks == nil {
-		i.Tasks = []herder.ConnectorTaskID{}
+		i.Tasks = []api.ConnectorTaskID{}
 	}
 	if i.Type == "" {
-		i.Type = herder.TypeUnknown
+		i.Type = api.TypeUnknown
 	}
 	return i
 }
 
-func normStatus(s herder.ConnectorStateInfo) herder.ConnectorStateInfo {
+func normStatus(s api.ConnectorStateInfo) api.ConnectorStateInfo {
 	if s.Tasks == nil {
-		s.Tasks = []herder.TaskState{}
+		s.Tasks = []api.TaskState{}
 	}
 	if s.Type == "" {
-		s.Type = herder.TypeUnknown
+		s.Type = api.TypeUnknown
 	}
 	return s
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/rest"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/resttest"
 	"github.com/connectd/connectd/internal/syncbuf"
 )
@@ -139,7 +140,7 @@ func (r resp) wantErrorContaining(t *testing.T, code int, parts ...string) {
 	if r.code != code {
 		t.Fatalf("status = %d, want %d; body %s", r.code, code, r.body)
 	}
-	var em rest.ErrorMessage
+	var em api.ErrorMessage
 	if err := json.Unmarshal(r.body, &em); err != nil || em.ErrorCode != code || em.Message == "" {
 		t.Fatalf("body %s is not an error body with code %d", r.body, code)
 	}

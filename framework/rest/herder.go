@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/connectd/connectd/framework/configdef"
-	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/logging"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // Herder is what the REST API needs from the cluster; framework/herder's
@@ -15,31 +15,31 @@ import (
 // Retry-After, *ForbiddenError 403, and *NotLeaderError makes the server forward the
 // request to the leader. Anything else is a 500.
 type Herder interface {
-	ServerInfo(ctx context.Context) (herder.ServerInfo, error)
-	Health(ctx context.Context) herder.Health
+	ServerInfo(ctx context.Context) (api.ServerInfo, error)
+	Health(ctx context.Context) api.Health
 	Connectors(ctx context.Context) ([]string, error)
-	ConnectorInfo(ctx context.Context, name string) (herder.ConnectorInfo, error)
+	ConnectorInfo(ctx context.Context, name string) (api.ConnectorInfo, error)
 	ConnectorConfig(ctx context.Context, name string) (map[string]string, error)
 	// PutConnectorConfig creates or replaces; allowReplace=false →
 	// AlreadyExistsError if it exists.
-	PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial herder.InitialState) (info herder.ConnectorInfo, created bool, err error)
-	PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (herder.ConnectorInfo, error)
+	PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial api.InitialState) (info api.ConnectorInfo, created bool, err error)
+	PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (api.ConnectorInfo, error)
 	DeleteConnector(ctx context.Context, name string) error
-	ConnectorStatus(ctx context.Context, name string) (herder.ConnectorStateInfo, error)
-	TaskConfigs(ctx context.Context, name string) ([]herder.TaskInfo, error)
-	TaskStatus(ctx context.Context, id herder.ConnectorTaskID) (herder.TaskState, error)
+	ConnectorStatus(ctx context.Context, name string) (api.ConnectorStateInfo, error)
+	TaskConfigs(ctx context.Context, name string) ([]api.TaskInfo, error)
+	TaskStatus(ctx context.Context, id api.ConnectorTaskID) (api.TaskState, error)
 	// RestartConnector returns nil info for a plain restart (answered 204).
-	RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*herder.ConnectorStateInfo, error)
-	RestartTask(ctx context.Context, id herder.ConnectorTaskID) error
+	RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*api.ConnectorStateInfo, error)
+	RestartTask(ctx context.Context, id api.ConnectorTaskID) error
 	PauseConnector(ctx context.Context, name string) error
 	ResumeConnector(ctx context.Context, name string) error
 	StopConnector(ctx context.Context, name string) error
 	ConnectorTopics(ctx context.Context, name string) ([]string, error)
 	ResetConnectorTopics(ctx context.Context, name string) error
-	Offsets(ctx context.Context, name string) (herder.ConnectorOffsets, error)
-	AlterOffsets(ctx context.Context, name string, offsets herder.ConnectorOffsets) (msg string, err error)
+	Offsets(ctx context.Context, name string) (api.ConnectorOffsets, error)
+	AlterOffsets(ctx context.Context, name string, offsets api.ConnectorOffsets) (msg string, err error)
 	ResetOffsets(ctx context.Context, name string) (msg string, err error)
-	Plugins(ctx context.Context, connectorsOnly bool) ([]herder.PluginInfo, error)
+	Plugins(ctx context.Context, connectorsOnly bool) ([]api.PluginInfo, error)
 	PluginConfig(ctx context.Context, class string) ([]configdef.KeyInfo, error)
 	ValidateConfig(ctx context.Context, class string, props map[string]string) (configdef.ValidationResult, error)
 	// PutTaskConfigs and FenceZombies back the internal (inter-worker,

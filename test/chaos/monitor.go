@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // unit is a connector instance (Task -1) or one of its tasks.
@@ -82,7 +82,7 @@ func (m *monitor) run(ctx context.Context) {
 }
 
 // statuses fetches every connector's status from one up worker.
-func (m *monitor) statuses(ctx context.Context, i int) (map[string]herder.ConnectorStateInfo, error) {
+func (m *monitor) statuses(ctx context.Context, i int) (map[string]api.ConnectorStateInfo, error) {
 	ws := m.cl.upWorkers()
 	if len(ws) == 0 {
 		return nil, fmt.Errorf("no worker is up")
@@ -91,11 +91,11 @@ func (m *monitor) statuses(ctx context.Context, i int) (map[string]herder.Connec
 	for j := range ws {
 		w := ws[(i+j)%len(ws)]
 		cl := m.cl.client(w)
-		out := map[string]herder.ConnectorStateInfo{}
+		out := map[string]api.ConnectorStateInfo{}
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		var err error
 		for _, name := range connectorNames {
-			var st herder.ConnectorStateInfo
+			var st api.ConnectorStateInfo
 			st, err = cl.Status(cctx, name)
 			if err != nil {
 				break
@@ -166,7 +166,7 @@ func (m *monitor) poll(ctx context.Context, i int) {
 		seen[unit{name, -1}] = true
 		all = all && ok
 		want := m.pl.tasks(name)
-		byID := map[int]herder.TaskState{}
+		byID := map[int]api.TaskState{}
 		for _, ts := range st.Tasks {
 			byID[ts.ID] = ts
 		}

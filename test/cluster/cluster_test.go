@@ -16,6 +16,8 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -254,7 +256,7 @@ func TestLeaderStoppedPastSessionIsFenced(t *testing.T) {
 	}
 	// Every task the old leader started after SIGCONT was given to it by
 	// an assignment of the new leader.
-	byGen := map[int32]herder.Assignment{}
+	byGen := map[int32]clusterstate.Assignment{}
 	for _, a := range as {
 		byGen[a.Generation] = a
 	}
@@ -482,7 +484,7 @@ func TestBadWorkerProperties(t *testing.T) {
 		// does, and logged with the nearest key the connector defines.
 		cfg := datagenConfig(kafkatest.Topic(t), 1)
 		cfg["max.intervall"] = "50"
-		if _, err := w.client().Create(ctxT(t, time.Minute), "typo", cfg, herder.InitialStopped); err != nil {
+		if _, err := w.client().Create(ctxT(t, time.Minute), "typo", cfg, api.InitialStopped); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(w.log(), "unknown connector property max.intervall in connector typo; did you mean max.interval?") {
@@ -599,7 +601,7 @@ func TestSecretsAndLifecycle(t *testing.T) {
 	waitStates("RUNNING", "RUNNING", 2)
 
 	// Offsets can only change while the connector is STOPPED.
-	patch := herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{{Partition: map[string]any{"task": 0}, Offset: map[string]any{"seq": 100000}}}}
+	patch := api.ConnectorOffsets{Offsets: []api.ConnectorOffset{{Partition: map[string]any{"task": 0}, Offset: map[string]any{"seq": 100000}}}}
 	if _, err := w1.client().AlterOffsets(ctx, "sec", patch); err == nil || !strings.Contains(err.Error(), "STOPPED") {
 		t.Fatalf("alter offsets while running: %v", err)
 	}

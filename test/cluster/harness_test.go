@@ -23,7 +23,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
-	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/repo"
@@ -388,7 +388,7 @@ func placement(ctx context.Context, w *workerProc, connector string, want int) (
 }
 
 // assignments reads every assignment record of the config topic, in order.
-func (c *cluster) assignments(t *testing.T) []herder.Assignment {
+func (c *cluster) assignments(t *testing.T) []clusterstate.Assignment {
 	t.Helper()
 	cons, err := kafka.NewConsumer(&kafka.ConfigMap{
 		"bootstrap.servers": c.bootstrap, "group.id": c.group + "-test-reader",
@@ -402,13 +402,13 @@ func (c *cluster) assignments(t *testing.T) []herder.Assignment {
 	if err := cons.Assign([]kafka.TopicPartition{{Topic: &topic, Partition: 0, Offset: kafka.OffsetBeginning}}); err != nil {
 		t.Fatal(err)
 	}
-	var out []herder.Assignment
+	var out []clusterstate.Assignment
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		switch e := cons.Poll(200).(type) {
 		case *kafka.Message:
 			if string(e.Key) == "connectd-assignment" && e.Value != nil {
-				var a herder.Assignment
+				var a clusterstate.Assignment
 				if err := json.Unmarshal(e.Value, &a); err != nil {
 					t.Fatalf("assignment record: %v", err)
 				}

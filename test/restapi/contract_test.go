@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
@@ -65,7 +65,7 @@ func TestRESTContractOnWorkers(t *testing.T) {
 
 	// GET / and /health.
 	code, _, body := raw(t, "GET", urlA+"/", "", true)
-	var si herder.ServerInfo
+	var si api.ServerInfo
 	if code != 200 || json.Unmarshal([]byte(body), &si) != nil || si.Version == "" || si.KafkaClusterID == "" {
 		t.Fatalf("GET /: %d %s", code, body)
 	}
@@ -119,7 +119,7 @@ func TestRESTContractOnWorkers(t *testing.T) {
 	if code != 201 || hdr.Get("Location") != "/connectors/"+esc {
 		t.Fatalf("create: %d %v %s", code, hdr, body)
 	}
-	var info herder.ConnectorInfo
+	var info api.ConnectorInfo
 	if err := json.Unmarshal([]byte(body), &info); err != nil || info.Name != name || info.Type != "source" || info.Config["name"] != name || info.Config["kafka.topic"] != topic {
 		t.Fatalf("create body: %s", body)
 	}
@@ -146,12 +146,12 @@ func TestRESTContractOnWorkers(t *testing.T) {
 			t.Fatalf("expand: %d %s", code, body)
 		}
 		code, _, body = raw(t, "GET", w+"/connectors/"+esc+"/tasks", "", true)
-		var tasks []herder.TaskInfo
-		if code != 200 || json.Unmarshal([]byte(body), &tasks) != nil || len(tasks) != 2 || tasks[1].ID != (herder.ConnectorTaskID{Connector: name, Task: 1}) || len(tasks[0].Config) == 0 {
+		var tasks []api.TaskInfo
+		if code != 200 || json.Unmarshal([]byte(body), &tasks) != nil || len(tasks) != 2 || tasks[1].ID != (api.ConnectorTaskID{Connector: name, Task: 1}) || len(tasks[0].Config) == 0 {
 			t.Fatalf("tasks: %d %s", code, body)
 		}
 		code, _, body = raw(t, "GET", w+"/connectors/"+esc+"/tasks/1/status", "", true)
-		var ts herder.TaskState
+		var ts api.TaskState
 		if code != 200 || json.Unmarshal([]byte(body), &ts) != nil || ts.ID != 1 || ts.State != "RUNNING" || ts.WorkerID == "" {
 			t.Fatalf("task status: %d %s", code, body)
 		}
@@ -199,7 +199,7 @@ func TestRESTContractOnWorkers(t *testing.T) {
 		t.Fatalf("plain restart: %d %s", code, body)
 	}
 	code, _, body = raw(t, "POST", urlA+"/connectors/"+esc+"/restart?includeTasks=true", "", true)
-	var plan herder.ConnectorStateInfo
+	var plan api.ConnectorStateInfo
 	if code != 202 || json.Unmarshal([]byte(body), &plan) != nil || plan.Name != name || len(plan.Tasks) != 2 || plan.Tasks[0].State != "RESTARTING" {
 		t.Fatalf("restart plan: %d %s", code, body)
 	}
@@ -289,7 +289,7 @@ func TestRESTContractOnWorkers(t *testing.T) {
 	waitState(t, a, name, "STOPPED", 0, "")
 	code, _, body = raw(t, "GET", urlA+"/connectors/"+esc+"/tasks", "", true)
 	jsonEq(t, "tasks after stop", code, body, `[]`)
-	var offs herder.ConnectorOffsets
+	var offs api.ConnectorOffsets
 	eventually(t, 30*time.Second, "committed offsets", func() (bool, string) {
 		var err error
 		offs, err = b.Offsets(ctx, name)
@@ -298,7 +298,7 @@ func TestRESTContractOnWorkers(t *testing.T) {
 	if offs.Offsets[0].Partition == nil || offs.Offsets[0].Offset == nil {
 		t.Fatalf("offsets shape: %+v", offs)
 	}
-	alter := herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{{Partition: offs.Offsets[0].Partition, Offset: offs.Offsets[0].Offset}}}
+	alter := api.ConnectorOffsets{Offsets: []api.ConnectorOffset{{Partition: offs.Offsets[0].Partition, Offset: offs.Offsets[0].Offset}}}
 	msg, err := a.AlterOffsets(ctx, name, alter)
 	if err != nil || !strings.Contains(msg, "altered successfully") {
 		t.Fatalf("alter: %q %v", msg, err)

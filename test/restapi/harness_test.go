@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
@@ -291,9 +291,9 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	}
 }
 
-func waitState(t *testing.T, cl *client.Client, name, connState string, tasks int, taskState string) herder.ConnectorStateInfo {
+func waitState(t *testing.T, cl *client.Client, name, connState string, tasks int, taskState string) api.ConnectorStateInfo {
 	t.Helper()
-	var st herder.ConnectorStateInfo
+	var st api.ConnectorStateInfo
 	eventually(t, 60*time.Second, name+" "+connState, func() (bool, string) {
 		var err error
 		st, err = cl.Status(context.Background(), name)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // try does one request without retrying; err is a transport error (the
@@ -105,7 +105,7 @@ func watchStartup(t *testing.T, w *workerProc, topic string) {
 			if len(codes) == 0 || codes[len(codes)-1] != code {
 				codes = append(codes, code)
 			}
-			var h herder.Health
+			var h api.Health
 			switch {
 			case code == http.StatusOK:
 			case code == http.StatusServiceUnavailable && json.Unmarshal([]byte(body), &h) == nil && (h.Status == "starting" || h.Status == "unhealthy") && h.Message != "":

@@ -12,7 +12,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
-	"github.com/connectd/connectd/framework/herder"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
@@ -129,7 +129,7 @@ func TestAdmissionLimits(t *testing.T) {
 		recs = append(recs, [2]string{"commit-" + name, mustJSON(map[string]int{"tasks": n})})
 		produceConfigRecords(t, c.bootstrap, c.group+"-configs", recs)
 
-		var st herder.ConnectorStateInfo
+		var st api.ConnectorStateInfo
 		eventually(t, 60*time.Second, name+" FAILED naming the limit", func() (bool, string) {
 			var err error
 			st, err = cl.Status(ctx, name)

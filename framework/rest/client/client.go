@@ -5,9 +5,13 @@
 // conflicts (409 with Retry-After) with backoff, and signed inter-worker
 // calls for workers that hold the session key.
 //
+// Its bodies are framework/rest/api's types, the ones the server serves.
+// It imports nothing that uses cgo, so a program that does not link
+// librdkafka can use it (TestDependenciesArePureGo checks the closure).
+//
 // The connectd CLI, the chaos suite and the quickstart use it. What it
 // must not do: cache cluster state or decide anything for the caller
-// beyond retrying rebalance conflicts.
+// beyond retrying rebalance conflicts, or import a package that uses cgo.
 package client
 
 import (
@@ -26,9 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/connectd/connectd/framework/configdef"
-	"github.com/connectd/connectd/framework/herder"
-	"github.com/connectd/connectd/framework/logging"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/signature"
 )
 
@@ -265,10 +267,7 @@ func (c *Client) once(ctx context.Context, method, path string, query url.Values
 	}
 	if res.StatusCode >= 300 {
 		e := &Error{StatusCode: res.StatusCode, raw: raw}
-		var em struct {
-			ErrorCode int    `json:"error_code"`
-			Message   string `json:"message"`
-		}
+		var em api.ErrorMessage
 		if json.Unmarshal(raw, &em) == nil && em.Message != "" {
 			e.ErrorCode, e.Message = em.ErrorCode, em.Message
 		} else {
@@ -303,16 +302,16 @@ func conn(name string, rest ...string) string {
 }
 
 // ServerInfo is GET /.
-func (c *Client) ServerInfo(ctx context.Context) (herder.ServerInfo, error) {
-	var v herder.ServerInfo
+func (c *Client) ServerInfo(ctx context.Context) (api.ServerInfo, error) {
+	var v api.ServerInfo
 	_, _, err := c.do(ctx, "GET", "/", nil, nil, &v)
 	return v, err
 }
 
 // Health is GET /health; a 503/500 answer is returned as Health with the
 // status, not as an error.
-func (c *Client) Health(ctx context.Context) (herder.Health, error) {
-	var v herder.Health
+func (c *Client) Health(ctx context.Context) (api.Health, error) {
+	var v api.Health
 	_, _, err := c.do(ctx, "GET", "/health", nil, nil, &v)
 	var e *Error
 	if errors.As(err, &e) && (e.StatusCode == 503 || e.StatusCode == 500) {
@@ -331,14 +330,8 @@ func (c *Client) Connectors(ctx context.Context) ([]string, error) {
 	return v, err
 }
 
-// Expanded is one connector of GET /connectors?expand=status&expand=info.
-type Expanded struct {
-	Status *herder.ConnectorStateInfo `json:"status,omitempty"`
-	Info   *herder.ConnectorInfo      `json:"info,omitempty"`
-}
-
 // ConnectorsExpanded lists connectors with their status and/or info.
-func (c *Client) ConnectorsExpanded(ctx context.Context, status, info bool) (map[string]Expanded, error) {
+func (c *Client) ConnectorsExpanded(ctx context.Context, status, info bool) (map[string]api.ConnectorExpanded, error) {
 	q := url.Values{}
 	if status {
 		q.Add("expand", "status")
@@ -346,14 +339,14 @@ func (c *Client) ConnectorsExpanded(ctx context.Context, status, info bool) (map
 	if info {
 		q.Add("expand", "info")
 	}
-	v := map[string]Expanded{}
+	v := map[string]api.ConnectorExpanded{}
 	_, _, err := c.do(ctx, "GET", "/connectors", q, nil, &v)
 	return v, err
 }
 
 // Connector is GET /connectors/{name}.
-func (c *Client) Connector(ctx context.Context, name string) (herder.ConnectorInfo, error) {
-	var v herder.ConnectorInfo
+func (c *Client) Connector(ctx context.Context, name string) (api.ConnectorInfo, error) {
+	var v api.ConnectorInfo
 	_, _, err := c.do(ctx, "GET", conn(name), nil, nil, &v)
 	return v, err
 }
@@ -366,25 +359,22 @@ func (c *Client) Config(ctx context.Context, name string) (map[string]string, er
 }
 
 // Create is POST /connectors; initial may be "" (RUNNING), RUNNING, PAUSED or STOPPED.
-func (c *Client) Create(ctx context.Context, name string, config map[string]string, initial herder.InitialState) (herder.ConnectorInfo, error) {
-	body := map[string]any{"name": name, "config": config}
-	if initial != "" {
-		body["initial_state"] = initial
-	}
-	var v herder.ConnectorInfo
+func (c *Client) Create(ctx context.Context, name string, config map[string]string, initial api.InitialState) (api.ConnectorInfo, error) {
+	body := api.CreateConnectorRequest{Name: name, Config: config, InitialState: initial}
+	var v api.ConnectorInfo
 	_, _, err := c.do(ctx, "POST", "/connectors", nil, body, &v)
 	return v, err
 }
 
 // PutConfig is PUT /connectors/{name}/config (create or replace).
-func (c *Client) PutConfig(ctx context.Context, name string, config map[string]string) (info herder.ConnectorInfo, created bool, err error) {
+func (c *Client) PutConfig(ctx context.Context, name string, config map[string]string) (info api.ConnectorInfo, created bool, err error) {
 	code, _, err := c.do(ctx, "PUT", conn(name, "config"), nil, config, &info)
 	return info, code == http.StatusCreated, err
 }
 
 // PatchConfig is PATCH /connectors/{name}/config; a nil value removes the key.
-func (c *Client) PatchConfig(ctx context.Context, name string, patch map[string]*string) (herder.ConnectorInfo, error) {
-	var v herder.ConnectorInfo
+func (c *Client) PatchConfig(ctx context.Context, name string, patch map[string]*string) (api.ConnectorInfo, error) {
+	var v api.ConnectorInfo
 	_, _, err := c.do(ctx, "PATCH", conn(name, "config"), nil, patch, &v)
 	return v, err
 }
@@ -396,29 +386,29 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 }
 
 // Status is GET /connectors/{name}/status.
-func (c *Client) Status(ctx context.Context, name string) (herder.ConnectorStateInfo, error) {
-	var v herder.ConnectorStateInfo
+func (c *Client) Status(ctx context.Context, name string) (api.ConnectorStateInfo, error) {
+	var v api.ConnectorStateInfo
 	_, _, err := c.do(ctx, "GET", conn(name, "status"), nil, nil, &v)
 	return v, err
 }
 
 // Tasks is GET /connectors/{name}/tasks.
-func (c *Client) Tasks(ctx context.Context, name string) ([]herder.TaskInfo, error) {
-	var v []herder.TaskInfo
+func (c *Client) Tasks(ctx context.Context, name string) ([]api.TaskInfo, error) {
+	var v []api.TaskInfo
 	_, _, err := c.do(ctx, "GET", conn(name, "tasks"), nil, nil, &v)
 	return v, err
 }
 
 // TaskStatus is GET /connectors/{name}/tasks/{task}/status.
-func (c *Client) TaskStatus(ctx context.Context, name string, task int) (herder.TaskState, error) {
-	var v herder.TaskState
+func (c *Client) TaskStatus(ctx context.Context, name string, task int) (api.TaskState, error) {
+	var v api.TaskState
 	_, _, err := c.do(ctx, "GET", conn(name, "tasks", strconv.Itoa(task), "status"), nil, nil, &v)
 	return v, err
 }
 
 // Restart is POST /connectors/{name}/restart. The result is nil for a
 // plain restart (204) and the restart plan otherwise (202).
-func (c *Client) Restart(ctx context.Context, name string, includeTasks, onlyFailed bool) (*herder.ConnectorStateInfo, error) {
+func (c *Client) Restart(ctx context.Context, name string, includeTasks, onlyFailed bool) (*api.ConnectorStateInfo, error) {
 	q := url.Values{}
 	if includeTasks {
 		q.Set("includeTasks", "true")
@@ -426,7 +416,7 @@ func (c *Client) Restart(ctx context.Context, name string, includeTasks, onlyFai
 	if onlyFailed {
 		q.Set("onlyFailed", "true")
 	}
-	var v herder.ConnectorStateInfo
+	var v api.ConnectorStateInfo
 	code, _, err := c.do(ctx, "POST", conn(name, "restart"), q, nil, &v)
 	if err != nil || code == http.StatusNoContent {
 		return nil, err
@@ -474,54 +464,50 @@ func (c *Client) ResetTopics(ctx context.Context, name string) error {
 }
 
 // Offsets is GET /connectors/{name}/offsets.
-func (c *Client) Offsets(ctx context.Context, name string) (herder.ConnectorOffsets, error) {
-	var v herder.ConnectorOffsets
+func (c *Client) Offsets(ctx context.Context, name string) (api.ConnectorOffsets, error) {
+	var v api.ConnectorOffsets
 	_, _, err := c.do(ctx, "GET", conn(name, "offsets"), nil, nil, &v)
 	return v, err
 }
 
-type message struct {
-	Message string `json:"message"`
-}
-
 // AlterOffsets is PATCH /connectors/{name}/offsets.
-func (c *Client) AlterOffsets(ctx context.Context, name string, offsets herder.ConnectorOffsets) (string, error) {
-	var v message
+func (c *Client) AlterOffsets(ctx context.Context, name string, offsets api.ConnectorOffsets) (string, error) {
+	var v api.Message
 	_, _, err := c.do(ctx, "PATCH", conn(name, "offsets"), nil, offsets, &v)
 	return v.Message, err
 }
 
 // ResetOffsets is DELETE /connectors/{name}/offsets.
 func (c *Client) ResetOffsets(ctx context.Context, name string) (string, error) {
-	var v message
+	var v api.Message
 	_, _, err := c.do(ctx, "DELETE", conn(name, "offsets"), nil, nil, &v)
 	return v.Message, err
 }
 
 // Plugins is GET /connector-plugins.
-func (c *Client) Plugins(ctx context.Context, connectorsOnly bool) ([]herder.PluginInfo, error) {
-	var v []herder.PluginInfo
+func (c *Client) Plugins(ctx context.Context, connectorsOnly bool) ([]api.PluginInfo, error) {
+	var v []api.PluginInfo
 	_, _, err := c.do(ctx, "GET", "/connector-plugins", url.Values{"connectorsOnly": {strconv.FormatBool(connectorsOnly)}}, nil, &v)
 	return v, err
 }
 
 // PluginConfig is GET /connector-plugins/{class}/config.
-func (c *Client) PluginConfig(ctx context.Context, class string) ([]configdef.KeyInfo, error) {
-	var v []configdef.KeyInfo
+func (c *Client) PluginConfig(ctx context.Context, class string) ([]api.ConfigKeyInfo, error) {
+	var v []api.ConfigKeyInfo
 	_, _, err := c.do(ctx, "GET", "/connector-plugins/"+url.PathEscape(class)+"/config", nil, nil, &v)
 	return v, err
 }
 
 // Validate is PUT /connector-plugins/{class}/config/validate.
-func (c *Client) Validate(ctx context.Context, class string, config map[string]string) (configdef.ValidationResult, error) {
-	var v configdef.ValidationResult
+func (c *Client) Validate(ctx context.Context, class string, config map[string]string) (api.ConfigInfos, error) {
+	var v api.ConfigInfos
 	_, _, err := c.do(ctx, "PUT", "/connector-plugins/"+url.PathEscape(class)+"/config/validate", nil, config, &v)
 	return v, err
 }
 
 // Loggers is GET /admin/loggers.
-func (c *Client) Loggers(ctx context.Context) (map[string]logging.LoggerLevel, error) {
-	var v map[string]logging.LoggerLevel
+func (c *Client) Loggers(ctx context.Context) (map[string]api.LoggerLevel, error) {
+	var v map[string]api.LoggerLevel
 	_, _, err := c.do(ctx, "GET", "/admin/loggers", nil, nil, &v)
 	return v, err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/rest"
+	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/framework/rest/resttest"
 )
@@ -35,11 +36,11 @@ func TestClientRoundTrips(t *testing.T) {
 	}
 	name := "orders/v1 ✓"
 	cfg := map[string]string{"connector.class": resttest.SourceClass, "tasks.max": "2"}
-	info, err := c.Create(ctx, name, cfg, herder.InitialPaused)
+	info, err := c.Create(ctx, name, cfg, api.InitialPaused)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != name || len(info.Tasks) != 2 || info.Type != herder.TypeSource || info.Config["name"] != name {
+	if info.Name != name || len(info.Tasks) != 2 || info.Type != api.TypeSource || info.Config["name"] != name {
 		t.Fatalf("create: %+v", info)
 	}
 	if _, err := c.Create(ctx, name, cfg, ""); !client.IsConflict(err) || client.IsRebalance(err) {
@@ -96,7 +97,7 @@ func TestClientRoundTrips(t *testing.T) {
 	if err := c.Stop(ctx, name); err != nil {
 		t.Fatal(err)
 	}
-	offs := herder.ConnectorOffsets{Offsets: []herder.ConnectorOffset{{Partition: map[string]any{"f": "a"}, Offset: map[string]any{"pos": 3}}}}
+	offs := api.ConnectorOffsets{Offsets: []api.ConnectorOffset{{Partition: map[string]any{"f": "a"}, Offset: map[string]any{"pos": 3}}}}
 	if msg, err := c.AlterOffsets(ctx, name, offs); err != nil || msg == "" {
 		t.Fatalf("alter: %q %v", msg, err)
 	}
@@ -118,7 +119,7 @@ func TestClientRoundTrips(t *testing.T) {
 	if _, err := c.ServerInfo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	h.SetHealth(herder.Health{Status: "starting", Message: "Worker is still starting up."})
+	h.SetHealth(api.Health{Status: "starting", Message: "Worker is still starting up."})
 	if hl, err := c.Health(ctx); err != nil || hl.Status != "starting" {
 		t.Fatalf("health: %+v %v", hl, err)
 	}
@@ -138,9 +139,9 @@ type flakyHerder struct {
 	left atomic.Int32
 }
 
-func (f *flakyHerder) PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial herder.InitialState) (herder.ConnectorInfo, bool, error) {
+func (f *flakyHerder) PutConnectorConfig(ctx context.Context, name string, props map[string]string, allowReplace bool, initial api.InitialState) (api.ConnectorInfo, bool, error) {
 	if f.left.Add(-1) >= 0 {
-		return herder.ConnectorInfo{}, false, &herder.RebalanceError{Msg: "a rebalance is underway", RetryAfter: time.Second}
+		return api.ConnectorInfo{}, false, &herder.RebalanceError{Msg: "a rebalance is underway", RetryAfter: time.Second}
 	}
 	return f.Herder.PutConnectorConfig(ctx, name, props, allowReplace, initial)
 }

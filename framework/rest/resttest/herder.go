@@ -22,6 +22,7 @@ import (
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/rest"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // Plugin classes the test herder knows.
@@ -41,7 +42,7 @@ type connector struct {
 	trace   string
 	tstates []string
 	topics  []string
-	offsets []herder.ConnectorOffset
+	offsets []api.ConnectorOffset
 }
 
 // Herder is an in-memory rest.Herder. The zero value is not usable; call
@@ -59,7 +60,7 @@ type Herder struct {
 	calls      map[string]int
 	fenced     []string
 	pushed     map[string][]map[string]string
-	health     herder.Health
+	health     api.Health
 }
 
 // New returns an empty test herder that is its cluster's leader, with a
@@ -73,7 +74,7 @@ func New() *Herder {
 		allowReset: true,
 		calls:      map[string]int{},
 		pushed:     map[string][]map[string]string{},
-		health:     herder.Health{Status: "healthy", Message: "Worker has completed startup and is ready to handle requests."},
+		health:     api.Health{Status: "healthy", Message: "Worker has completed startup and is ready to handle requests."},
 	}
 }
 
@@ -99,7 +100,7 @@ func (h *Herder) SetTopicTracking(enable, allowReset bool) {
 }
 
 // SetHealth sets what Health returns.
-func (h *Herder) SetHealth(hl herder.Health) { h.mu.Lock(); h.health = hl; h.mu.Unlock() }
+func (h *Herder) SetHealth(hl api.Health) { h.mu.Lock(); h.health = hl; h.mu.Unlock() }
 
 // LeakPasswords makes ValidateConfig return PASSWORD values unmasked, to
 // test that the REST layer masks them anyway.
@@ -153,7 +154,7 @@ func (h *Herder) Snapshot() string {
 		State   string
 		TStates []string
 		Topics  []string
-		Offsets []herder.ConnectorOffset
+		Offsets []api.ConnectorOffset
 	}
 	m := map[string]view{}
 	for n, c := range h.conns {
@@ -189,26 +190,26 @@ func (h *Herder) get(name string) (*connector, error) {
 	return c, nil
 }
 
-func typeOf(cfg map[string]string) herder.ConnectorType {
+func typeOf(cfg map[string]string) api.ConnectorType {
 	switch cfg["connector.class"] {
 	case SourceClass, "TestSource", "TestSourceConnector":
-		return herder.TypeSource
+		return api.TypeSource
 	case SinkClass, "TestSink", "TestSinkConnector":
-		return herder.TypeSink
+		return api.TypeSink
 	}
-	return herder.TypeUnknown
+	return api.TypeUnknown
 }
 
-func (h *Herder) info(name string, c *connector) herder.ConnectorInfo {
+func (h *Herder) info(name string, c *connector) api.ConnectorInfo {
 	cfg := make(map[string]string, len(c.config))
 	for k, v := range c.config {
 		cfg[k] = v
 	}
-	ids := make([]herder.ConnectorTaskID, len(c.tasks))
+	ids := make([]api.ConnectorTaskID, len(c.tasks))
 	for i := range c.tasks {
-		ids[i] = herder.ConnectorTaskID{Connector: name, Task: i}
+		ids[i] = api.ConnectorTaskID{Connector: name, Task: i}
 	}
-	return herder.ConnectorInfo{Name: name, Config: cfg, Tasks: ids, Type: typeOf(c.config)}
+	return api.ConnectorInfo{Name: name, Config: cfg, Tasks: ids, Type: typeOf(c.config)}
 }
 
 // validate mimics AbstractHerder's checks: a known connector.class, a
@@ -218,7 +219,7 @@ func validate(cfg map[string]string) []string {
 	t := typeOf(cfg)
 	if cfg["connector.class"] == "" {
 		errs = append(errs, "Missing required configuration \"connector.class\" which has no default value.")
-	} else if t == herder.TypeUnknown {
+	} else if t == api.TypeUnknown {
 		errs = append(errs, fmt.Sprintf("Invalid value %s for configuration connector.class: Class %s could not be found.", cfg["connector.class"], cfg["connector.class"]))
 	}
 	if v, ok := cfg["tasks.max"]; ok {
@@ -226,7 +227,7 @@ func validate(cfg map[string]string) []string {
 			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration tasks.max: Value must be at least 1", v))
 		}
 	}
-	if t == herder.TypeSink && cfg["topics"] == "" && cfg["topics.regex"] == "" {
+	if t == api.TypeSink && cfg["topics"] == "" && cfg["topics.regex"] == "" {
 		errs = append(errs, "Must configure one of topics or topics.regex")
 	}
 	return errs
@@ -258,11 +259,11 @@ func stateFor(target string) string {
 	return "RUNNING"
 }
 
-func (h *Herder) ServerInfo(context.Context) (herder.ServerInfo, error) {
-	return herder.ServerInfo{Version: "test", Commit: "0000000", KafkaClusterID: "test-cluster"}, nil
+func (h *Herder) ServerInfo(context.Context) (api.ServerInfo, error) {
+	return api.ServerInfo{Version: "test", Commit: "0000000", KafkaClusterID: "test-cluster"}, nil
 }
 
-func (h *Herder) Health(context.Context) herder.Health {
+func (h *Herder) Health(context.Context) api.Health {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.health
@@ -279,12 +280,12 @@ func (h *Herder) Connectors(context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (h *Herder) ConnectorInfo(_ context.Context, name string) (herder.ConnectorInfo, error) {
+func (h *Herder) ConnectorInfo(_ context.Context, name string) (api.ConnectorInfo, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, err := h.get(name)
 	if err != nil {
-		return herder.ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	return h.info(name, c), nil
 }
@@ -299,19 +300,19 @@ func (h *Herder) ConnectorConfig(_ context.Context, name string) (map[string]str
 	return h.info(name, c).Config, nil
 }
 
-func (h *Herder) PutConnectorConfig(_ context.Context, name string, props map[string]string, allowReplace bool, initial herder.InitialState) (herder.ConnectorInfo, bool, error) {
+func (h *Herder) PutConnectorConfig(_ context.Context, name string, props map[string]string, allowReplace bool, initial api.InitialState) (api.ConnectorInfo, bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("PutConnectorConfig")
 	if errs := validate(props); len(errs) > 0 {
-		return herder.ConnectorInfo{}, false, invalid(errs)
+		return api.ConnectorInfo{}, false, invalid(errs)
 	}
 	if err := h.writable(); err != nil {
-		return herder.ConnectorInfo{}, false, err
+		return api.ConnectorInfo{}, false, err
 	}
 	c, exists := h.conns[name]
 	if exists && !allowReplace {
-		return herder.ConnectorInfo{}, false, &herder.AlreadyExistsError{Msg: fmt.Sprintf("Connector %s already exists", name)}
+		return api.ConnectorInfo{}, false, &herder.AlreadyExistsError{Msg: fmt.Sprintf("Connector %s already exists", name)}
 	}
 	cfg := make(map[string]string, len(props))
 	for k, v := range props {
@@ -320,9 +321,9 @@ func (h *Herder) PutConnectorConfig(_ context.Context, name string, props map[st
 	if !exists {
 		target := "STARTED"
 		switch initial {
-		case herder.InitialPaused:
+		case api.InitialPaused:
 			target = "PAUSED"
-		case herder.InitialStopped:
+		case api.InitialStopped:
 			target = "STOPPED"
 		}
 		c = &connector{target: target}
@@ -342,12 +343,12 @@ func (h *Herder) PutConnectorConfig(_ context.Context, name string, props map[st
 	return h.info(name, c), !exists, nil
 }
 
-func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (herder.ConnectorInfo, error) {
+func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (api.ConnectorInfo, error) {
 	h.mu.Lock()
 	c, err := h.get(name)
 	if err != nil {
 		h.mu.Unlock()
-		return herder.ConnectorInfo{}, err
+		return api.ConnectorInfo{}, err
 	}
 	merged := map[string]string{}
 	for k, v := range c.config {
@@ -379,11 +380,11 @@ func (h *Herder) DeleteConnector(_ context.Context, name string) error {
 	return nil
 }
 
-func (h *Herder) status(name string, c *connector) herder.ConnectorStateInfo {
-	st := herder.ConnectorStateInfo{Name: name, Type: typeOf(c.config),
-		Connector: herder.ConnectorState{State: c.state, WorkerID: WorkerID}}
+func (h *Herder) status(name string, c *connector) api.ConnectorStateInfo {
+	st := api.ConnectorStateInfo{Name: name, Type: typeOf(c.config),
+		Connector: api.ConnectorState{State: c.state, WorkerID: WorkerID}}
 	for i, s := range c.tstates {
-		ts := herder.TaskState{ID: i, State: s, WorkerID: WorkerID}
+		ts := api.TaskState{ID: i, State: s, WorkerID: WorkerID}
 		if s == "FAILED" {
 			ts.Trace = c.trace
 		}
@@ -392,41 +393,41 @@ func (h *Herder) status(name string, c *connector) herder.ConnectorStateInfo {
 	return st
 }
 
-func (h *Herder) ConnectorStatus(_ context.Context, name string) (herder.ConnectorStateInfo, error) {
+func (h *Herder) ConnectorStatus(_ context.Context, name string) (api.ConnectorStateInfo, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.conns[name]
 	if !ok {
-		return herder.ConnectorStateInfo{}, &herder.NotFoundError{Msg: fmt.Sprintf("No status found for connector %s", name)}
+		return api.ConnectorStateInfo{}, &herder.NotFoundError{Msg: fmt.Sprintf("No status found for connector %s", name)}
 	}
 	return h.status(name, c), nil
 }
 
-func (h *Herder) TaskConfigs(_ context.Context, name string) ([]herder.TaskInfo, error) {
+func (h *Herder) TaskConfigs(_ context.Context, name string) ([]api.TaskInfo, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, err := h.get(name)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]herder.TaskInfo, len(c.tasks))
+	out := make([]api.TaskInfo, len(c.tasks))
 	for i, t := range c.tasks {
-		out[i] = herder.TaskInfo{ID: herder.ConnectorTaskID{Connector: name, Task: i}, Config: t}
+		out[i] = api.TaskInfo{ID: api.ConnectorTaskID{Connector: name, Task: i}, Config: t}
 	}
 	return out, nil
 }
 
-func (h *Herder) TaskStatus(_ context.Context, id herder.ConnectorTaskID) (herder.TaskState, error) {
+func (h *Herder) TaskStatus(_ context.Context, id api.ConnectorTaskID) (api.TaskState, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, ok := h.conns[id.Connector]
 	if !ok || id.Task >= len(c.tstates) {
-		return herder.TaskState{}, &herder.NotFoundError{Msg: fmt.Sprintf("No status found for task %s", id)}
+		return api.TaskState{}, &herder.NotFoundError{Msg: fmt.Sprintf("No status found for task %s", id)}
 	}
 	return h.status(id.Connector, c).Tasks[id.Task], nil
 }
 
-func (h *Herder) RestartConnector(_ context.Context, name string, includeTasks, onlyFailed bool) (*herder.ConnectorStateInfo, error) {
+func (h *Herder) RestartConnector(_ context.Context, name string, includeTasks, onlyFailed bool) (*api.ConnectorStateInfo, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("RestartConnector")
@@ -458,7 +459,7 @@ func (h *Herder) RestartConnector(_ context.Context, name string, includeTasks, 
 	return &plan, nil
 }
 
-func (h *Herder) RestartTask(_ context.Context, id herder.ConnectorTaskID) error {
+func (h *Herder) RestartTask(_ context.Context, id api.ConnectorTaskID) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("RestartTask")
@@ -540,21 +541,21 @@ func (h *Herder) ResetConnectorTopics(_ context.Context, name string) error {
 	return nil
 }
 
-func (h *Herder) Offsets(_ context.Context, name string) (herder.ConnectorOffsets, error) {
+func (h *Herder) Offsets(_ context.Context, name string) (api.ConnectorOffsets, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, err := h.get(name)
 	if err != nil {
-		return herder.ConnectorOffsets{}, err
+		return api.ConnectorOffsets{}, err
 	}
-	return herder.ConnectorOffsets{Offsets: append([]herder.ConnectorOffset(nil), c.offsets...)}, nil
+	return api.ConnectorOffsets{Offsets: append([]api.ConnectorOffset(nil), c.offsets...)}, nil
 }
 
 func stoppedOnly(name string) error {
 	return &herder.BadRequestError{Msg: fmt.Sprintf("Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", name)}
 }
 
-func (h *Herder) AlterOffsets(_ context.Context, name string, offsets herder.ConnectorOffsets) (string, error) {
+func (h *Herder) AlterOffsets(_ context.Context, name string, offsets api.ConnectorOffsets) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.call("AlterOffsets")
@@ -607,15 +608,15 @@ func (h *Herder) ResetOffsets(_ context.Context, name string) (string, error) {
 	return "The offsets for this connector have been reset successfully", nil
 }
 
-func (h *Herder) Plugins(_ context.Context, connectorsOnly bool) ([]herder.PluginInfo, error) {
-	ps := []herder.PluginInfo{
+func (h *Herder) Plugins(_ context.Context, connectorsOnly bool) ([]api.PluginInfo, error) {
+	ps := []api.PluginInfo{
 		{Class: SinkClass, Type: "sink", Version: "1.0.0"},
 		{Class: SourceClass, Type: "source", Version: "1.0.0"},
 	}
 	if !connectorsOnly {
 		ps = append(ps,
-			herder.PluginInfo{Class: "org.apache.kafka.connect.converters.ByteArrayConverter", Type: "converter"},
-			herder.PluginInfo{Class: "org.apache.kafka.connect.transforms.InsertField$Value", Type: "transformation"},
+			api.PluginInfo{Class: "org.apache.kafka.connect.converters.ByteArrayConverter", Type: "converter"},
+			api.PluginInfo{Class: "org.apache.kafka.connect.transforms.InsertField$Value", Type: "transformation"},
 		)
 	}
 	return ps, nil

@@ -1,26 +1,29 @@
-package herder
+package assignment
 
 import (
 	"fmt"
 	"sort"
 	"testing"
+
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
-func tasksOf(c string, n int) []item {
-	out := []item{{Connector: c, Task: connectorItem}}
+func tasksOf(c string, n int) []Item {
+	out := []Item{{Connector: c, Task: ConnectorTask}}
 	for i := 0; i < n; i++ {
-		out = append(out, item{Connector: c, Task: i})
+		out = append(out, Item{Connector: c, Task: i})
 	}
 	return out
 }
 
-func loads(owners map[item]string, workers []string) (conns, tasks map[string]int) {
+func loads(owners map[Item]string, workers []string) (conns, tasks map[string]int) {
 	conns, tasks = map[string]int{}, map[string]int{}
 	for _, w := range workers {
 		conns[w], tasks[w] = 0, 0
 	}
 	for it, w := range owners {
-		if isConnector(it) {
+		if IsConnector(it) {
 			conns[w]++
 		} else {
 			tasks[w]++
@@ -39,7 +42,7 @@ func spread(m map[string]int) int {
 
 func TestBalanceSpreadsEvenly(t *testing.T) {
 	workers := []string{"http://a:1", "http://b:1", "http://c:1"}
-	owners := balance(tasksOf("c1", 6), workers, nil)
+	owners := Balance(tasksOf("c1", 6), workers, nil)
 	conns, tasks := loads(owners, workers)
 	for _, w := range workers {
 		if tasks[w] != 2 {
@@ -54,9 +57,9 @@ func TestBalanceSpreadsEvenly(t *testing.T) {
 func TestBalanceIsStickyOnJoin(t *testing.T) {
 	three := []string{"http://a:1", "http://b:1", "http://c:1"}
 	items := append(tasksOf("c1", 6), tasksOf("c2", 6)...)
-	before := balance(items, three, nil)
+	before := Balance(items, three, nil)
 	four := append(append([]string(nil), three...), "http://d:1")
-	after := balance(items, four, before)
+	after := Balance(items, four, before)
 	_, tasks := loads(after, four)
 	if spread(tasks) > 1 {
 		t.Fatalf("unbalanced after join: %v", tasks)
@@ -80,9 +83,9 @@ func TestBalanceIsStickyOnJoin(t *testing.T) {
 func TestBalanceReassignsDeadWorkersWork(t *testing.T) {
 	three := []string{"http://a:1", "http://b:1", "http://c:1"}
 	items := tasksOf("c1", 6)
-	before := balance(items, three, nil)
+	before := Balance(items, three, nil)
 	two := []string{"http://a:1", "http://c:1"}
-	after := balance(items, two, before)
+	after := Balance(items, two, before)
 	_, tasks := loads(after, two)
 	if tasks["http://a:1"] != 3 || tasks["http://c:1"] != 3 {
 		t.Fatalf("want 3/3, got %v", tasks)
@@ -96,15 +99,15 @@ func TestBalanceReassignsDeadWorkersWork(t *testing.T) {
 
 func TestBalanceDeterministic(t *testing.T) {
 	workers := []string{"http://a:1", "http://b:1", "http://c:1"}
-	var items []item
+	var items []Item
 	for i := 0; i < 5; i++ {
 		items = append(items, tasksOf(fmt.Sprintf("c%d", i), i+1)...)
 	}
-	a := balance(items, workers, nil)
+	a := Balance(items, workers, nil)
 	for i := 0; i < 20; i++ {
-		shuffled := append([]item(nil), items...)
+		shuffled := append([]Item(nil), items...)
 		sort.Slice(shuffled, func(i, j int) bool { return fmt.Sprint(shuffled[i]) > fmt.Sprint(shuffled[j]) })
-		b := balance(shuffled, workers, nil)
+		b := Balance(shuffled, workers, nil)
 		for it, w := range a {
 			if b[it] != w {
 				t.Fatalf("balance is not deterministic: %v -> %s vs %s", it, w, b[it])
@@ -115,16 +118,16 @@ func TestBalanceDeterministic(t *testing.T) {
 
 func TestBuildAssignmentRoundTrip(t *testing.T) {
 	workers := []string{"http://a:1", "http://b:1", "http://idle:1"}
-	owners := map[item]string{
-		{Connector: "c1", Task: connectorItem}: "http://a:1",
+	owners := map[Item]string{
+		{Connector: "c1", Task: ConnectorTask}: "http://a:1",
 		{Connector: "c1", Task: 0}:             "http://b:1",
 		{Connector: "c1", Task: 1}:             "http://a:1",
 	}
-	a := &Assignment{Workers: buildAssignment(owners, workers)}
+	a := &clusterstate.Assignment{Workers: buildWorkers(owners, workers)}
 	if _, ok := a.Workers["http://idle:1"]; !ok {
 		t.Fatal("idle worker has no entry")
 	}
-	back := ownersOf(a)
+	back := OwnersOf(a)
 	if len(back) != len(owners) {
 		t.Fatalf("round trip: %v", back)
 	}
@@ -133,7 +136,7 @@ func TestBuildAssignmentRoundTrip(t *testing.T) {
 			t.Fatalf("round trip: %v -> %s, want %s", it, back[it], w)
 		}
 	}
-	if u, ok := a.OwnerOfTask(ConnectorTaskID{Connector: "c1", Task: 1}); !ok || u != "http://a:1" {
+	if u, ok := a.OwnerOfTask(api.ConnectorTaskID{Connector: "c1", Task: 1}); !ok || u != "http://a:1" {
 		t.Fatalf("OwnerOfTask = %q %v", u, ok)
 	}
 	if u, ok := a.OwnerOfConnector("c1"); !ok || u != "http://a:1" {

@@ -1,13 +1,11 @@
-package herder
+package api
 
 import (
 	"fmt"
-	"time"
-)
 
-// The types below are the Kafka Connect REST API's entities, with its exact
-// JSON field names, so that kcctl-style tools, operators and UIs work
-// unchanged. The herder produces them; framework/rest serves them.
+	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/logging"
+)
 
 // ConnectorType is "source", "sink" or "unknown".
 type ConnectorType string
@@ -57,6 +55,14 @@ type TaskState struct {
 	Trace    string `json:"trace,omitempty"`
 }
 
+// ConnectorExpanded is one connector of GET
+// /connectors?expand=info&expand=status: each part is present only when
+// asked for. Info comes first, as the server has always written it.
+type ConnectorExpanded struct {
+	Info   *ConnectorInfo      `json:"info,omitempty"`
+	Status *ConnectorStateInfo `json:"status,omitempty"`
+}
+
 // TaskInfo is one element of GET /connectors/{c}/tasks.
 type TaskInfo struct {
 	ID     ConnectorTaskID   `json:"id"`
@@ -75,12 +81,28 @@ type ConnectorOffset struct {
 	Offset    map[string]any `json:"offset"`
 }
 
+// Message is the {"message": ...} answer of the offsets write endpoints
+// (PATCH and DELETE /connectors/{c}/offsets).
+type Message struct {
+	Message string `json:"message"`
+}
+
 // PluginInfo is one element of GET /connector-plugins.
 type PluginInfo struct {
 	Class   string `json:"class"`
 	Type    string `json:"type"`
 	Version string `json:"version,omitempty"`
 }
+
+// ConfigKeyInfo is one element of GET /connector-plugins/{p}/config.
+type ConfigKeyInfo = configdef.KeyInfo
+
+// ConfigInfos is the answer of PUT /connector-plugins/{p}/config/validate.
+type ConfigInfos = configdef.ValidationResult
+
+// LoggerLevel is one logger of GET /admin/loggers and GET
+// /admin/loggers/{name}.
+type LoggerLevel = logging.LoggerLevel
 
 // ServerInfo is GET /.
 type ServerInfo struct {
@@ -89,11 +111,19 @@ type ServerInfo struct {
 	KafkaClusterID string `json:"kafka_cluster_id"`
 }
 
-// Health is GET /health: status "healthy", "starting" or "unhealthy".
+// Health is GET /health: Status is HealthHealthy, HealthStarting or
+// HealthUnhealthy.
 type Health struct {
 	Status  string `json:"status"`
 	Message string `json:"message"`
 }
+
+// Values of Health.Status (KIP-1017).
+const (
+	HealthHealthy   = "healthy"
+	HealthStarting  = "starting"
+	HealthUnhealthy = "unhealthy"
+)
 
 // InitialState is the initial_state of POST /connectors.
 type InitialState string
@@ -104,46 +134,16 @@ const (
 	InitialStopped InitialState = "STOPPED"
 )
 
-// Errors the herder returns; framework/rest maps them to status codes.
-
-// NotFoundError: an unknown connector, task or plugin (404).
-type NotFoundError struct{ Msg string }
-
-func (e *NotFoundError) Error() string { return e.Msg }
-
-// AlreadyExistsError: creating a connector whose name is taken (409).
-type AlreadyExistsError struct{ Msg string }
-
-func (e *AlreadyExistsError) Error() string { return e.Msg }
-
-// BadRequestError: invalid input, the message names the field (400).
-type BadRequestError struct{ Msg string }
-
-func (e *BadRequestError) Error() string { return e.Msg }
-
-// RebalanceError: the request cannot be served while the cluster
-// rebalances; the client should retry after RetryAfter (409 with
-// Retry-After, and a message that says it is a rebalance).
-type RebalanceError struct {
-	Msg        string
-	RetryAfter time.Duration
+// CreateConnectorRequest is the body of POST /connectors. InitialState ""
+// is left out (RUNNING).
+type CreateConnectorRequest struct {
+	Name         string            `json:"name"`
+	Config       map[string]string `json:"config"`
+	InitialState InitialState      `json:"initial_state,omitempty"`
 }
 
-func (e *RebalanceError) Error() string { return e.Msg }
-
-// NotLeaderError: the request must run on the leader; LeaderURL is where to
-// forward it ("" when no leader is known, which is a RebalanceError for the
-// client).
-type NotLeaderError struct{ LeaderURL string }
-
-func (e *NotLeaderError) Error() string {
-	if e.LeaderURL == "" {
-		return "this worker is not the leader and no leader is known"
-	}
-	return "this worker is not the leader; the leader is " + e.LeaderURL
+// ErrorMessage is the body of every error answer.
+type ErrorMessage struct {
+	ErrorCode int    `json:"error_code"`
+	Message   string `json:"message"`
 }
-
-// ForbiddenError: the operation is disabled by configuration (403).
-type ForbiddenError struct{ Msg string }
-
-func (e *ForbiddenError) Error() string { return e.Msg }

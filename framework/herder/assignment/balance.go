@@ -1,33 +1,48 @@
-package herder
+package assignment
 
 import (
 	"sort"
+
+	"github.com/connectd/connectd/framework/herder/clusterstate"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
-// connectorItem marks the connector instance itself in an item (Kafka's
+// ConnectorTask marks the connector instance itself in an Item (Kafka's
 // CONNECTOR_TASK = -1).
-const connectorItem = -1
+const ConnectorTask = -1
 
-// item is a unit of work: a connector instance (Task == connectorItem) or a
-// task.
-type item = ConnectorTaskID
+// Item is a unit of work: a connector instance (Task == ConnectorTask) or
+// a task.
+type Item = api.ConnectorTaskID
 
-func isConnector(it item) bool { return it.Task == connectorItem }
+// ConnectorItem is the item of the connector instance itself.
+func ConnectorItem(name string) Item { return Item{Connector: name, Task: ConnectorTask} }
 
-// balance decides the owner of every item among workers (sorted URLs),
+// IsConnector reports whether the item is a connector instance.
+func IsConnector(it Item) bool { return it.Task == ConnectorTask }
+
+// String names the item for logs.
+func String(it Item) string {
+	if IsConnector(it) {
+		return "connector " + it.Connector
+	}
+	return "task " + it.String()
+}
+
+// Balance decides the owner of every item among workers (sorted URLs),
 // sticky and balanced: an item keeps its previous owner while that worker
 // is in workers; unowned items go to the least-loaded worker; then items
 // move from the most- to the least-loaded worker until loads differ by at
 // most one. Connectors and tasks are balanced separately, as Kafka
 // Connect's assignor does. The result is deterministic for given inputs.
-func balance(items []item, workers []string, prev map[item]string) map[item]string {
-	out := make(map[item]string, len(items))
+func Balance(items []Item, workers []string, prev map[Item]string) map[Item]string {
+	out := make(map[Item]string, len(items))
 	if len(workers) == 0 {
 		return out
 	}
-	var conns, tasks []item
+	var conns, tasks []Item
 	for _, it := range items {
-		if isConnector(it) {
+		if IsConnector(it) {
 			conns = append(conns, it)
 		} else {
 			tasks = append(tasks, it)
@@ -38,14 +53,14 @@ func balance(items []item, workers []string, prev map[item]string) map[item]stri
 	return out
 }
 
-func balanceKind(items []item, workers []string, prev map[item]string, out map[item]string) {
-	sort.Slice(items, func(i, j int) bool { return taskLess(items[i], items[j]) })
+func balanceKind(items []Item, workers []string, prev map[Item]string, out map[Item]string) {
+	sort.Slice(items, func(i, j int) bool { return clusterstate.TaskLess(items[i], items[j]) })
 	live := make(map[string]bool, len(workers))
-	owned := make(map[string][]item, len(workers))
+	owned := make(map[string][]Item, len(workers))
 	for _, w := range workers {
 		live[w] = true
 	}
-	var unowned []item
+	var unowned []Item
 	for _, it := range items {
 		if w, ok := prev[it]; ok && live[w] {
 			owned[w] = append(owned[w], it)
@@ -83,7 +98,7 @@ func balanceKind(items []item, workers []string, prev map[item]string, out map[i
 		// Move the hi worker's last item (owned lists keep items sorted
 		// within each phase, so this is its highest-numbered work).
 		list := owned[hi]
-		sort.Slice(list, func(i, j int) bool { return taskLess(list[i], list[j]) })
+		sort.Slice(list, func(i, j int) bool { return clusterstate.TaskLess(list[i], list[j]) })
 		it := list[len(list)-1]
 		owned[hi] = list[:len(list)-1]
 		owned[lo] = append(owned[lo], it)
@@ -95,45 +110,45 @@ func balanceKind(items []item, workers []string, prev map[item]string, out map[i
 	}
 }
 
-// ownersOf flattens an assignment into item -> worker URL.
-func ownersOf(a *Assignment) map[item]string {
-	out := map[item]string{}
+// OwnersOf flattens an assignment into item -> worker URL.
+func OwnersOf(a *clusterstate.Assignment) map[Item]string {
+	out := map[Item]string{}
 	if a == nil {
 		return out
 	}
 	for url, w := range a.Workers {
 		for _, c := range w.Connectors {
-			out[item{Connector: c, Task: connectorItem}] = url
+			out[Item{Connector: c, Task: ConnectorTask}] = url
 		}
 		for c, ns := range w.Tasks {
 			for _, n := range ns {
-				out[item{Connector: c, Task: n}] = url
+				out[Item{Connector: c, Task: n}] = url
 			}
 		}
 	}
 	return out
 }
 
-// buildAssignment turns item -> worker into the record's per-worker form.
+// buildWorkers turns item -> worker into the record's per-worker form.
 // Every worker in workers gets an entry, even an empty one, so that a
 // worker can tell "nothing for me" from "not yet assigned".
-func buildAssignment(owners map[item]string, workers []string) map[string]WorkerAssignment {
-	out := make(map[string]WorkerAssignment, len(workers))
+func buildWorkers(owners map[Item]string, workers []string) map[string]clusterstate.WorkerAssignment {
+	out := make(map[string]clusterstate.WorkerAssignment, len(workers))
 	for _, w := range workers {
-		out[w] = WorkerAssignment{Connectors: []string{}, Tasks: map[string][]int{}}
+		out[w] = clusterstate.WorkerAssignment{Connectors: []string{}, Tasks: map[string][]int{}}
 	}
-	var items []item
+	var items []Item
 	for it := range owners {
 		items = append(items, it)
 	}
-	sort.Slice(items, func(i, j int) bool { return taskLess(items[i], items[j]) })
+	sort.Slice(items, func(i, j int) bool { return clusterstate.TaskLess(items[i], items[j]) })
 	for _, it := range items {
 		url := owners[it]
 		wa, ok := out[url]
 		if !ok {
-			wa = WorkerAssignment{Connectors: []string{}, Tasks: map[string][]int{}}
+			wa = clusterstate.WorkerAssignment{Connectors: []string{}, Tasks: map[string][]int{}}
 		}
-		if isConnector(it) {
+		if IsConnector(it) {
 			wa.Connectors = append(wa.Connectors, it.Connector)
 		} else {
 			wa.Tasks[it.Connector] = append(wa.Tasks[it.Connector], it.Task)
@@ -143,13 +158,13 @@ func buildAssignment(owners map[item]string, workers []string) map[string]Worker
 	return out
 }
 
-// itemsOf lists every connector instance and task the snapshot defines.
-func itemsOf(s *Snapshot) []item {
-	var out []item
+// Items lists every connector instance and task the snapshot defines.
+func Items(s *clusterstate.Snapshot) []Item {
+	var out []Item
 	for _, c := range s.Connectors() {
-		out = append(out, item{Connector: c, Task: connectorItem})
+		out = append(out, Item{Connector: c, Task: ConnectorTask})
 		for i := range s.TaskConfigs(c) {
-			out = append(out, item{Connector: c, Task: i})
+			out = append(out, Item{Connector: c, Task: i})
 		}
 	}
 	return out

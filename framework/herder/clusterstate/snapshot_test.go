@@ -1,4 +1,4 @@
-package herder
+package clusterstate
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/connectd/connectd/framework/configprovider"
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 type rec struct {
@@ -17,14 +17,14 @@ type rec struct {
 
 func replay(t *testing.T, recs []rec) *Snapshot {
 	t.Helper()
-	s := newSnapshot()
+	s := New()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i, r := range recs {
 		var v []byte
 		if r.value != "" {
 			v = []byte(r.value)
 		}
-		s.apply(log, r.key, v, int64(i))
+		s.Apply(log, r.key, v, int64(i))
 	}
 	return s
 }
@@ -61,7 +61,7 @@ func TestSnapshotReadsKafkaConnectRecords(t *testing.T) {
 	if k := s.SessionKey(); k == nil || string(k.Key) != "secret-key" || k.Algorithm != "HmacSHA256" || k.Created != 1700000000000 {
 		t.Fatalf("session key = %+v", k)
 	}
-	if r := s.restarts["my-conn"]; !r.req.IncludeTasks || r.req.OnlyFailed {
+	if r := s.restarts["my-conn"]; !r.Request.IncludeTasks || r.Request.OnlyFailed {
 		t.Fatalf("restart = %+v", r)
 	}
 	if s.Offset != 9 {
@@ -122,12 +122,12 @@ func TestSnapshotStaleAndGenerations(t *testing.T) {
 	if s.TaskConfigsStale("c") {
 		t.Fatal("fresh task configs reported stale")
 	}
-	s.apply(slog.Default(), "connector-c", []byte(`{"properties":{"name":"c","x":"2"}}`), 10)
+	s.Apply(slog.Default(), "connector-c", []byte(`{"properties":{"name":"c","x":"2"}}`), 10)
 	if !s.TaskConfigsStale("c") {
 		t.Fatal("connector config change did not make the task configs stale")
 	}
-	s.apply(slog.Default(), "task-c-0", []byte(`{"properties":{"a":"1"}}`), 11)
-	s.apply(slog.Default(), "commit-c", []byte(`{"tasks":1}`), 12)
+	s.Apply(slog.Default(), "task-c-0", []byte(`{"properties":{"a":"1"}}`), 11)
+	s.Apply(slog.Default(), "commit-c", []byte(`{"tasks":1}`), 12)
 	if s.TaskConfigsStale("c") || s.TaskGeneration("c") == gen {
 		t.Fatal("new commit did not produce a new, fresh task generation")
 	}
@@ -157,9 +157,9 @@ func TestSnapshotDeleteAndRecreate(t *testing.T) {
 
 func TestSnapshotCloneIsIndependent(t *testing.T) {
 	s := replay(t, []rec{{"connector-c", `{"properties":{"name":"c"}}`}})
-	c := s.clone()
-	c.apply(slog.Default(), "connector-d", []byte(`{"properties":{"name":"d"}}`), 5)
-	c.apply(slog.Default(), "connector-c", nil, 6)
+	c := s.Clone()
+	c.Apply(slog.Default(), "connector-d", []byte(`{"properties":{"name":"d"}}`), 5)
+	c.Apply(slog.Default(), "connector-c", nil, 6)
 	if !s.Contains("c") || s.Contains("d") {
 		t.Fatal("applying to a clone changed the original")
 	}
@@ -194,108 +194,43 @@ func TestRecordEncodings(t *testing.T) {
 		{"commit", commitValue{Tasks: 3}, `{"tasks":3}`},
 		{"fencing", fencingValue{TaskCount: 2}, `{"task-count":2}`},
 		{"restart", RestartRequest{IncludeTasks: true}, `{"include-tasks":true,"only-failed":false}`},
-		{"status", statusValue{State: "RUNNING", WorkerID: "h:1", Generation: 4}, `{"state":"RUNNING","trace":null,"worker_id":"h:1","generation":4}`},
-		{"topic", topicStatusValue{Topic: topicStatus{Name: "t", Connector: "c", Task: 1, Discover: 5}}, `{"topic":{"name":"t","connector":"c","task":1,"discoverTimestamp":5}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got, want any
-			if err := json.Unmarshal(mustJSON(tc.v), &got); err != nil {
+			if err := json.Unmarshal(encode(tc.v), &got); err != nil {
 				t.Fatal(err)
 			}
 			if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
 				t.Fatal(err)
 			}
 			if !jsonEqual(got, want) {
-				t.Fatalf("got %s, want %s", mustJSON(tc.v), tc.want)
+				t.Fatalf("got %s, want %s", encode(tc.v), tc.want)
 			}
 		})
 	}
 }
 
 func jsonEqual(a, b any) bool {
-	return string(mustJSON(a)) == string(mustJSON(b))
+	return string(encode(a)) == string(encode(b))
 }
 
 func TestParseTaskID(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want ConnectorTaskID
+		want api.ConnectorTaskID
 		ok   bool
 	}{
-		{"a-0", ConnectorTaskID{"a", 0}, true},
-		{"my-long-name-12", ConnectorTaskID{"my-long-name", 12}, true},
-		{"nonum", ConnectorTaskID{}, false},
-		{"-1", ConnectorTaskID{}, false},
-		{"a--1", ConnectorTaskID{"a-", 1}, true},
-		{"a-x", ConnectorTaskID{}, false},
+		{"a-0", api.ConnectorTaskID{Connector: "a", Task: 0}, true},
+		{"my-long-name-12", api.ConnectorTaskID{Connector: "my-long-name", Task: 12}, true},
+		{"nonum", api.ConnectorTaskID{}, false},
+		{"-1", api.ConnectorTaskID{}, false},
+		{"a--1", api.ConnectorTaskID{Connector: "a-", Task: 1}, true},
+		{"a-x", api.ConnectorTaskID{}, false},
 	} {
-		got, err := parseTaskID(tc.in)
+		got, err := ParseTaskID(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("parseTaskID(%q) = %v, %v", tc.in, got, err)
+			t.Errorf("ParseTaskID(%q) = %v, %v", tc.in, got, err)
 		}
-	}
-}
-
-func TestReverseTransform(t *testing.T) {
-	raw := map[string]string{"password": "${file:/s.properties:pw}", "host": "db", "token": "${env:TOKEN}", "flag": "${env:FLAG}"}
-	resolved := map[string]string{"password": "hunter2-long-secret", "host": "db", "token": "tok-123456789", "flag": "true"}
-	tasks := []map[string]string{{"password": "hunter2-long-secret", "host": "db", "copied.token": "tok-123456789", "other": "true", "flag": "true"}}
-	got := reverseTransform(raw, resolved, tasks)[0]
-	want := map[string]string{"password": "${file:/s.properties:pw}", "host": "db", "copied.token": "${env:TOKEN}", "other": "true", "flag": "${env:FLAG}"}
-	if !maps.Equal(got, want) {
-		t.Fatalf("got %v\nwant %v", got, want)
-	}
-	if tasks[0]["password"] != "hunter2-long-secret" {
-		t.Fatal("reverseTransform modified its input")
-	}
-}
-
-func TestWorkerID(t *testing.T) {
-	for in, want := range map[string]string{
-		"http://127.0.0.1:8083":  "127.0.0.1:8083",
-		"http://host:8083/":      "host:8083",
-		"https://host":           "host:443",
-		"http://[::1]:9000/base": "[::1]:9000",
-	} {
-		if got := WorkerID(in); got != want {
-			t.Errorf("WorkerID(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestSupersedes(t *testing.T) {
-	cur := Status{State: "RUNNING", WorkerID: "b", Generation: 5}
-	for _, tc := range []struct {
-		next Status
-		want bool
-	}{
-		{Status{State: "FAILED", WorkerID: "a", Generation: 4}, false}, // zombie
-		{Status{State: "FAILED", WorkerID: "b", Generation: 4}, true},  // same worker
-		{Status{State: "RUNNING", WorkerID: "a", Generation: 5}, true},
-		{Status{State: "RUNNING", WorkerID: "a", Generation: 6}, true},
-	} {
-		if got := supersedes(tc.next, cur); got != tc.want {
-			t.Errorf("supersedes(%+v) = %v", tc.next, got)
-		}
-	}
-}
-
-func TestScrubTracesOfResolvedValues(t *testing.T) {
-	t.Setenv("HERDER_TEST_PW", "pa55-word")
-	h := &Herder{cfg: Config{Resolver: configprovider.Default()}}
-	raw := map[string]string{"password": "${env:HERDER_TEST_PW}", "flag": "${env:HERDER_TEST_FLAG}", "host": "db"}
-	t.Setenv("HERDER_TEST_FLAG", "on")
-	got, err := h.resolveFor("c", raw)
-	if err != nil || got["password"] != "pa55-word" {
-		t.Fatalf("resolve %v %v", got, err)
-	}
-	trace := "login failed for password pa55-word on db (flag on)"
-	want := "login failed for password ${env:HERDER_TEST_PW} on db (flag on)"
-	if s := h.scrub("c", trace); s != want {
-		t.Fatalf("scrub = %q, want %q", s, want)
-	}
-	if s := h.scrub("other", trace); s != trace {
-		t.Fatalf("another connector's trace was changed: %q", s)
 	}
 }
 
@@ -313,12 +248,12 @@ func TestSnapshotClusterLoggers(t *testing.T) {
 		{"logger-cluster-", `{"level":"INFO"}`},
 		{"logger-cluster-broken", `{`},
 	})
-	want := map[string]loggerEntry{"connectd": {level: "ERROR", offset: 2}, "connectd.worker": {level: "WARN", offset: 1}}
+	want := map[string]LoggerLevel{"connectd": {Level: "ERROR", Offset: 2}, "connectd.worker": {Level: "WARN", Offset: 1}}
 	if !maps.Equal(s.loggers, want) {
 		t.Fatalf("loggers = %v, want %v", s.loggers, want)
 	}
-	c := s.clone()
-	c.apply(slog.New(slog.NewTextHandler(io.Discard, nil)), "logger-cluster-x", []byte(`{"level":"INFO"}`), 9)
+	c := s.Clone()
+	c.Apply(slog.New(slog.NewTextHandler(io.Discard, nil)), "logger-cluster-x", []byte(`{"level":"INFO"}`), 9)
 	if _, ok := s.loggers["x"]; ok {
 		t.Fatal("a clone shares its loggers with the original")
 	}

@@ -1,4 +1,4 @@
-package herder
+package clusterstate
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/connectd/connectd/framework/rest/api"
 )
 
 // Config-topic keys, as Kafka Connect's KafkaConfigBackingStore writes them,
@@ -26,27 +28,76 @@ const (
 	keyAssignment        = "connectd-assignment"
 )
 
-// Status-topic keys (KafkaStatusBackingStore).
-const (
-	keyStatusConnectorPrefix = "status-connector-"
-	keyStatusTaskPrefix      = "status-task-"
-	keyStatusTopicPrefix     = "status-topic-"
-	statusTopicSeparator     = ":connector-"
-)
-
-func connectorKey(name string) string   { return keyConnectorPrefix + name }
-func targetStateKey(name string) string { return keyTargetStatePrefix + name }
-func commitKey(name string) string      { return keyCommitPrefix + name }
-func fencingKey(name string) string     { return keyFencingPrefix + name }
-func restartKey(name string) string     { return keyRestartPrefix + name }
-func taskKey(id ConnectorTaskID) string { return keyTaskPrefix + id.String() }
-
-func statusConnectorKey(name string) string { return keyStatusConnectorPrefix + name }
-func statusTaskKey(id ConnectorTaskID) string {
-	return keyStatusTaskPrefix + id.String()
+// Record is one config-topic record to write: its key and JSON value; a
+// nil Value is a tombstone.
+type Record struct {
+	Key   string
+	Value []byte
 }
-func statusTopicKey(topic, connector string) string {
-	return keyStatusTopicPrefix + topic + statusTopicSeparator + connector
+
+func record(key string, value any) Record {
+	r := Record{Key: key}
+	if value != nil {
+		r.Value = encode(value)
+	}
+	return r
+}
+
+// ConnectorRecord stores a connector's config.
+func ConnectorRecord(name string, props map[string]string) Record {
+	return record(keyConnectorPrefix+name, propertiesValue{Properties: props})
+}
+
+// TaskRecord stores one task's config; it applies only once a
+// CommitRecord for its connector follows.
+func TaskRecord(id api.ConnectorTaskID, props map[string]string) Record {
+	return record(keyTaskPrefix+id.String(), propertiesValue{Properties: props})
+}
+
+// CommitRecord makes the connector's first tasks task records its task
+// configs (a new task generation).
+func CommitRecord(name string, tasks int) Record {
+	return record(keyCommitPrefix+name, commitValue{Tasks: tasks})
+}
+
+// TargetStateRecord sets the connector's target state.
+func TargetStateRecord(name string, t TargetState) Record {
+	return record(keyTargetStatePrefix+name, encodeTargetState(t))
+}
+
+// FencingRecord records that the producers of the connector's previous
+// exactly-once task generation are fenced and taskCount tasks may start.
+func FencingRecord(name string, taskCount int) Record {
+	return record(keyFencingPrefix+name, fencingValue{TaskCount: taskCount})
+}
+
+// RestartRecord asks every worker to restart what it runs of the connector.
+func RestartRecord(name string, req RestartRequest) Record {
+	return record(keyRestartPrefix+name, req)
+}
+
+// LoggerRecord sets a cluster-wide log level (KIP-976).
+func LoggerRecord(namespace, level string) Record {
+	return record(keyLoggerPrefix+namespace, loggerValue{Level: level})
+}
+
+// SessionKeyRecord distributes a new inter-worker signing key.
+func SessionKeyRecord(k SessionKey) Record {
+	return record(keySessionKey, sessionKeyValue(k))
+}
+
+// AssignmentRecord publishes an assignment.
+func AssignmentRecord(a *Assignment) Record { return record(keyAssignment, a) }
+
+// DeleteConnectorRecords are the tombstones that delete a connector with
+// tasks committed tasks: its config and target state, its task configs,
+// and last the commit tombstone that clears its tasks.
+func DeleteConnectorRecords(name string, tasks int) []Record {
+	out := []Record{{Key: keyConnectorPrefix + name}, {Key: keyTargetStatePrefix + name}}
+	for i := range tasks {
+		out = append(out, Record{Key: keyTaskPrefix + api.ConnectorTaskID{Connector: name, Task: i}.String()})
+	}
+	return append(out, Record{Key: keyCommitPrefix + name})
 }
 
 // checkConnectorName refuses, in a config-topic record, a connector name
@@ -69,18 +120,19 @@ func checkConnectorName(name string) error {
 	return nil
 }
 
-// parseTaskID splits "<connector>-<n>"; connector names may contain '-',
-// so the task number is what follows the last one.
-func parseTaskID(s string) (ConnectorTaskID, error) {
+// ParseTaskID splits "<connector>-<n>" (the task part of task-* and
+// status-task-* keys); connector names may contain '-', so the task
+// number is what follows the last one.
+func ParseTaskID(s string) (api.ConnectorTaskID, error) {
 	i := strings.LastIndexByte(s, '-')
 	if i <= 0 {
-		return ConnectorTaskID{}, fmt.Errorf("task id %q has no task number", s)
+		return api.ConnectorTaskID{}, fmt.Errorf("task id %q has no task number", s)
 	}
 	n, err := strconv.Atoi(s[i+1:])
 	if err != nil || n < 0 {
-		return ConnectorTaskID{}, fmt.Errorf("task id %q has an invalid task number", s)
+		return api.ConnectorTaskID{}, fmt.Errorf("task id %q has an invalid task number", s)
 	}
-	return ConnectorTaskID{Connector: s[:i], Task: n}, nil
+	return api.ConnectorTaskID{Connector: s[:i], Task: n}, nil
 }
 
 // TargetState is what the cluster wants a connector to do. The names are
@@ -180,17 +232,19 @@ type WorkerAssignment struct {
 	Tasks      map[string][]int `json:"tasks"` // connector -> task numbers
 }
 
-const assignmentVersion = 1
+// AssignmentVersion is the version of the assignment record this code
+// writes; a reader of a newer one reads the fields it knows.
+const AssignmentVersion = 1
 
 // TaskIDs lists the worker's tasks sorted.
-func (w WorkerAssignment) TaskIDs() []ConnectorTaskID {
-	var out []ConnectorTaskID
+func (w WorkerAssignment) TaskIDs() []api.ConnectorTaskID {
+	var out []api.ConnectorTaskID
 	for c, ns := range w.Tasks {
 		for _, n := range ns {
-			out = append(out, ConnectorTaskID{Connector: c, Task: n})
+			out = append(out, api.ConnectorTaskID{Connector: c, Task: n})
 		}
 	}
-	sortTaskIDs(out)
+	SortTaskIDs(out)
 	return out
 }
 
@@ -210,7 +264,7 @@ func (a *Assignment) OwnerOfConnector(name string) (string, bool) {
 }
 
 // OwnerOfTask returns the URL of the worker assigned the task.
-func (a *Assignment) OwnerOfTask(id ConnectorTaskID) (string, bool) {
+func (a *Assignment) OwnerOfTask(id api.ConnectorTaskID) (string, bool) {
 	if a == nil {
 		return "", false
 	}
@@ -224,42 +278,24 @@ func (a *Assignment) OwnerOfTask(id ConnectorTaskID) (string, bool) {
 	return "", false
 }
 
-func sortTaskIDs(ids []ConnectorTaskID) {
-	sort.Slice(ids, func(i, j int) bool { return taskLess(ids[i], ids[j]) })
+// SortTaskIDs sorts by connector, then task number.
+func SortTaskIDs(ids []api.ConnectorTaskID) {
+	sort.Slice(ids, func(i, j int) bool { return TaskLess(ids[i], ids[j]) })
 }
 
-func taskLess(a, b ConnectorTaskID) bool {
+// TaskLess orders task ids by connector, then task number.
+func TaskLess(a, b api.ConnectorTaskID) bool {
 	if a.Connector != b.Connector {
 		return a.Connector < b.Connector
 	}
 	return a.Task < b.Task
 }
 
-// statusValue is the value of status-connector-* and status-task-* records.
-type statusValue struct {
-	State      string  `json:"state"`
-	Trace      *string `json:"trace"`
-	WorkerID   string  `json:"worker_id"`
-	Generation int32   `json:"generation"`
-}
-
-// topicStatusValue is the value of status-topic-* records (KIP-558).
-type topicStatusValue struct {
-	Topic topicStatus `json:"topic"`
-}
-
-type topicStatus struct {
-	Name      string `json:"name"`
-	Connector string `json:"connector"`
-	Task      int    `json:"task"`
-	Discover  int64  `json:"discoverTimestamp"`
-}
-
-func mustJSON(v any) []byte {
+func encode(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		// Only the record types above are marshalled; they cannot fail.
-		panic(fmt.Sprintf("herder: marshal %T: %v", v, err))
+		panic(fmt.Sprintf("clusterstate: marshal %T: %v", v, err))
 	}
 	return b
 }

@@ -1,4 +1,18 @@
-package herder
+// Package membership keeps a connectd worker in its cluster's consumer
+// group and says whether it leads. The group (${group.id}) is subscribed
+// to the one-partition config topic with fetching paused: it exists only
+// so that Kafka's group coordinator tracks which workers are alive
+// (session timeout) and picks one of them, the owner of partition 0, as
+// the leader. The member's client.id is the worker's REST URL, which the
+// leader reads back (Members) to know whom to assign work; its
+// group.instance.id is the worker id unless static membership is off.
+//
+// What this package must not do: read the config topic, decide or write
+// assignments (the herder's leader does, framework/herder/assignment
+// computes them), or act on a change itself: it counts changes (Epoch),
+// signals them (Changed, Config.OnChange) and reports a fatal member error
+// (Config.OnFatal); the herder decides what follows.
+package membership
 
 import (
 	"context"
@@ -10,15 +24,36 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/framework/herder/internal/notify"
+	"github.com/connectd/connectd/internal/kafkalog"
 )
 
-// membership keeps this worker in the cluster's consumer group. The group
-// is subscribed to the one-partition config topic with fetching paused: it
-// exists only so that Kafka's group coordinator tracks which workers are
-// alive (session timeout) and picks one of them, the owner of partition 0,
-// as the leader. The member's client.id is the worker's REST URL, which the
-// leader reads back with DescribeConsumerGroups.
-type membership struct {
+// Config is a member's configuration; the herder builds it from its own.
+type Config struct {
+	// Group is group.id, Topic the config topic the group subscribes to,
+	// URL this worker's advertised REST URL (the member's client.id).
+	Group, Topic, URL string
+	// InstanceID is group.instance.id (static membership); "" joins as a
+	// dynamic member.
+	InstanceID string
+	// SessionTimeout, HeartbeatInterval and RebalanceTimeout are the
+	// group's session.timeout.ms, heartbeat.interval.ms and
+	// rebalance.timeout.ms.
+	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
+	// Client is the librdkafka configuration of the member's connection
+	// (bootstrap servers, security, client.id, log channel); the member
+	// adds its group settings, which win.
+	Client kafka.ConfigMap
+	Logger *slog.Logger
+	// OnChange is told of every membership change (rebalance metrics).
+	OnChange func()
+	// OnFatal is told of a fatal member error; the poll loop then ends.
+	OnFatal func(error)
+}
+
+// Member is this worker's membership of the group.
+type Member struct {
 	log      *slog.Logger
 	group    string
 	topic    string
@@ -29,17 +64,15 @@ type membership struct {
 	// owner: this member currently holds partition 0.
 	owner atomic.Bool
 	// epoch counts assignment changes; the leader re-claims only after a
-	// fresh one (see leader.run).
-	epoch   atomic.Int64
-	joined  atomic.Bool
-	changed *broadcast
-	rejoin  chan struct{}
-	// onChange is told of every membership change (rebalance metrics).
+	// fresh one.
+	epoch    atomic.Int64
+	joined   atomic.Bool
+	changed  *notify.Broadcast
+	rejoin   chan struct{}
 	onChange func()
-	// onFatal is told of a fatal member error; the poll loop then ends.
-	onFatal func(error)
+	onFatal  func(error)
 	// fatal: the consumer hit a fatal error and must not be closed (see
-	// close).
+	// Close).
 	fatal atomic.Bool
 
 	wg       sync.WaitGroup
@@ -47,23 +80,30 @@ type membership struct {
 	pollDone chan struct{}
 }
 
-func (h *Herder) newMembership() (*membership, error) {
-	own := kafka.ConfigMap{
-		"group.id":                      h.cfg.GroupID,
+// New creates the member's clients; it joins the group at Run.
+func New(cfg Config) (*Member, error) {
+	conf := kafka.ConfigMap{}
+	for k, v := range cfg.Client {
+		conf[k] = v
+	}
+	for k, v := range (kafka.ConfigMap{
+		"group.id":                      cfg.Group,
 		"partition.assignment.strategy": "cooperative-sticky",
-		"session.timeout.ms":            int(h.cfg.SessionTimeout.Milliseconds()),
-		"heartbeat.interval.ms":         int(h.cfg.HeartbeatInterval.Milliseconds()),
+		"session.timeout.ms":            int(cfg.SessionTimeout.Milliseconds()),
+		"heartbeat.interval.ms":         int(cfg.HeartbeatInterval.Milliseconds()),
 		// librdkafka uses max.poll.interval.ms as the JoinGroup rebalance
 		// timeout; this member polls every 100 ms.
-		"max.poll.interval.ms":     int(h.cfg.RebalanceTimeout.Milliseconds()),
+		"max.poll.interval.ms":     int(cfg.RebalanceTimeout.Milliseconds()),
 		"enable.auto.commit":       false,
 		"enable.auto.offset.store": false,
 		"auto.offset.reset":        "latest",
+	}) {
+		conf[k] = v
 	}
-	if h.cfg.StaticMembership {
-		own["group.instance.id"] = h.workerID
+	if cfg.InstanceID != "" {
+		conf["group.instance.id"] = cfg.InstanceID
 	}
-	cons, err := kafka.NewConsumer(h.clientConfig(h.cfg.WorkerURL, own))
+	cons, err := kafka.NewConsumer(&conf)
 	if err != nil {
 		return nil, fmt.Errorf("group member: %w", err)
 	}
@@ -73,29 +113,51 @@ func (h *Herder) newMembership() (*membership, error) {
 		cons.Close()
 		return nil, fmt.Errorf("admin client: %w", err)
 	}
-	m := &membership{
-		log:      h.log.With("component", "membership"),
-		group:    h.cfg.GroupID,
-		topic:    h.cfg.ConfigTopic,
-		url:      h.cfg.WorkerURL,
+	m := &Member{
+		log:      cfg.Logger,
+		group:    cfg.Group,
+		topic:    cfg.Topic,
+		url:      cfg.URL,
 		consumer: cons,
 		admin:    admin,
-		changed:  newBroadcast(),
+		changed:  notify.New(),
 		rejoin:   make(chan struct{}, 1),
-		onChange: h.rebal.membershipChanged,
-		onFatal:  h.fail,
+		onChange: cfg.OnChange,
+		onFatal:  cfg.OnFatal,
 		pollDone: make(chan struct{}),
 	}
-	drainLogs(m.log, cons.Logs(), &m.wg)
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		kafkalog.Drain(m.log, cons.Logs())
+	}()
 	return m, nil
 }
 
-func (m *membership) subscribe() error {
+// Leads reports whether this member holds partition 0, which makes this
+// worker the leader.
+func (m *Member) Leads() bool { return m.owner.Load() }
+
+// Epoch counts membership changes (and rejoins); the leader re-claims
+// leadership only after a fresh one once it was fenced.
+func (m *Member) Epoch() int64 { return m.epoch.Load() }
+
+// Joined reports whether the member holds an assignment of the group.
+func (m *Member) Joined() bool { return m.joined.Load() }
+
+// Changed returns a channel closed at the next membership change.
+func (m *Member) Changed() <-chan struct{} { return m.changed.C() }
+
+// Admin is an admin client on the member's connection (the Kafka cluster
+// id, sink connectors' consumer-group offsets).
+func (m *Member) Admin() *kafka.AdminClient { return m.admin }
+
+func (m *Member) subscribe() error {
 	return m.consumer.Subscribe(m.topic, m.rebalanced)
 }
 
 // rebalanced runs inside Poll on membership changes.
-func (m *membership) rebalanced(c *kafka.Consumer, ev kafka.Event) error {
+func (m *Member) rebalanced(c *kafka.Consumer, ev kafka.Event) error {
 	switch e := ev.(type) {
 	case kafka.AssignedPartitions:
 		if err := c.IncrementalAssign(e.Partitions); err != nil {
@@ -140,8 +202,8 @@ func owns(tps []kafka.TopicPartition) bool {
 	return false
 }
 
-// run polls the group member until ctx ends.
-func (m *membership) run(ctx context.Context) error {
+// Run joins the group and polls the member until ctx ends.
+func (m *Member) Run(ctx context.Context) error {
 	if err := m.subscribe(); err != nil {
 		return fmt.Errorf("join group %s: %w", m.group, err)
 	}
@@ -180,7 +242,7 @@ func (m *membership) run(ctx context.Context) error {
 // lets librdkafka finish the revocation (served by Poll) before it
 // subscribes again, rather than changing the subscription while the leave
 // is still in progress.
-func (m *membership) rejoinGroup(ctx context.Context) {
+func (m *Member) rejoinGroup(ctx context.Context) {
 	m.log.Info("rejoining the group")
 	m.owner.Store(false)
 	if err := m.consumer.Unsubscribe(); err != nil {
@@ -201,9 +263,9 @@ func (m *membership) rejoinGroup(ctx context.Context) {
 	m.changed.Notify()
 }
 
-// requestRejoin makes the member leave and rejoin the group, so that a
+// RequestRejoin makes the member leave and rejoin the group, so that a
 // worker whose view of the group is stale gets a fresh one.
-func (m *membership) requestRejoin() {
+func (m *Member) RequestRejoin() {
 	select {
 	case m.rejoin <- struct{}{}:
 	default:
@@ -211,10 +273,10 @@ func (m *membership) requestRejoin() {
 }
 
 // listed reports whether the group still lists this worker.
-func (m *membership) listed() bool {
+func (m *Member) listed() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	urls, err := m.members(ctx)
+	urls, err := m.Members(ctx)
 	if err != nil {
 		return true
 	}
@@ -226,10 +288,10 @@ func (m *membership) listed() bool {
 	return false
 }
 
-// members lists the REST URLs of the group's live members, sorted and
+// Members lists the REST URLs of the group's live members, sorted and
 // deduplicated (a restarted worker may briefly appear twice until the
 // coordinator expires its previous incarnation).
-func (m *membership) members(ctx context.Context) ([]string, error) {
+func (m *Member) Members(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	res, err := m.admin.DescribeConsumerGroups(ctx, []string{m.group})
@@ -256,12 +318,12 @@ func (m *membership) members(ctx context.Context) ([]string, error) {
 	return urls, nil
 }
 
-// close leaves the group (the coordinator hands partition 0 to another
+// Close leaves the group (the coordinator hands partition 0 to another
 // worker at once) and closes the clients. librdkafka's Close alone does
 // not always send LeaveGroup, which would leave the worker listed until
 // its session expires; Unsubscribe does, so close unsubscribes and polls
 // until the group no longer lists this worker (at most 2 s).
-func (m *membership) close() {
+func (m *Member) Close() {
 	if m.running {
 		<-m.pollDone
 	}
