@@ -526,3 +526,34 @@ func TestStalledConsumerIsReplaced(t *testing.T) {
 		})
 	}
 }
+
+// An end-offset query that gets no answer ends at the caller's deadline,
+// not after a client timeout of its own: a health check or a REST read
+// with a 2 s bound must not take longer while the broker is away. The
+// watermarks connection here points at a port nothing listens on.
+func TestEndQueryEndsAtTheDeadline(t *testing.T) {
+	topic := compactTopic(t, 1)
+	away, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(away.Close)
+	r := open(t, topic, HighWatermark, time.Minute, away)
+	if err := r.Start(testCtx(t, time.Minute), newSink().handle); err != nil {
+		t.Fatal(err)
+	}
+	for _, bound := range []time.Duration{300 * time.Millisecond, 1500 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		start := time.Now()
+		err := r.ReadToEnd(ctx)
+		took := time.Since(start)
+		cancel()
+		if err == nil {
+			t.Fatalf("ReadToEnd with no broker to ask succeeded")
+		}
+		if took > bound+time.Second {
+			t.Fatalf("ReadToEnd with a %v bound took %v", bound, took)
+		}
+		t.Logf("bound %v: %v after %v", bound, err, took.Round(time.Millisecond))
+	}
+}
