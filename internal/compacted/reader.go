@@ -262,6 +262,11 @@ func (r *Reader) Start(ctx context.Context, h Handler) error {
 	if err != nil {
 		return err
 	}
+	return r.begin(ctx, parts, h)
+}
+
+// begin assigns parts from the beginning and starts reading.
+func (r *Reader) begin(ctx context.Context, parts []int32, h Handler) error {
 	r.parts = parts
 	if err := r.consumer.Assign(r.assignment(nil)); err != nil {
 		return fmt.Errorf("topic %q: assign: %w", r.o.Topic, err)
@@ -456,14 +461,24 @@ func (r *Reader) ReadToEnd(ctx context.Context) error {
 	case !started:
 		return fmt.Errorf("topic %q: %w", r.o.Topic, ErrNotStarted)
 	}
+	ends, err := r.endsNow(ctx)
+	if err != nil {
+		return err
+	}
+	return r.waitFor(ctx, ends)
+}
+
+// endsNow asks where every partition ends now (Opts.End).
+func (r *Reader) endsNow(ctx context.Context) (map[int32]int64, error) {
 	iso := kafka.IsolationLevelReadUncommitted
 	if r.o.End == LastStable {
 		iso = kafka.IsolationLevelReadCommitted
 	}
-	ends, err := r.ends(ctx, iso, true)
-	if err != nil {
-		return err
-	}
+	return r.ends(ctx, iso, true)
+}
+
+// waitFor waits until every partition has been read up to ends.
+func (r *Reader) waitFor(ctx context.Context, ends map[int32]int64) error {
 	for {
 		r.mu.Lock()
 		ch, failed, closed, stopped := r.changed, r.failed, r.closed, r.stopped
@@ -537,8 +552,27 @@ func Read(ctx context.Context, o Opts, h Handler) error {
 	}
 	defer r.Close()
 	r.failFast = true
-	if err := r.Start(ctx, h); err != nil {
+	if r.parts, err = r.lookup(ctx); err != nil {
 		return err
 	}
-	return r.ReadToEnd(ctx)
+	ends, err := r.endsNow(ctx)
+	if err != nil {
+		return err
+	}
+	// Only partitions with records are assigned: an empty one has
+	// nothing to deliver, and a read of a topic with none assigns nothing
+	// (so there are no fetchers to stop).
+	var parts []int32
+	for _, p := range r.parts {
+		if ends[p] > 0 {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	if err := r.begin(ctx, parts, h); err != nil {
+		return err
+	}
+	return r.waitFor(ctx, ends)
 }
