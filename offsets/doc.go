@@ -6,8 +6,9 @@
 // the partition. The worker's exactly-once source runner produces offset
 // records with the task's own transactional producer (Message builds them),
 // so records and offsets commit atomically; Store reads them back with
-// isolation.level=read_committed when a task starts, and implements the get,
-// alter and reset operations behind the REST offsets endpoints.
+// isolation.level=read_committed when a task starts (with internal/compacted,
+// to the high watermarks as of the read), and implements the get, alter and
+// reset operations behind the REST offsets endpoints.
 //
 // Sink offsets are not stored here: they are the committed offsets of the
 // consumer group connect-<connector> (SinkGroup), read and changed through

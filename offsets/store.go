@@ -11,6 +11,7 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
+	"github.com/connectd/connectd/internal/compacted"
 	"github.com/connectd/connectd/internal/kafkalog"
 )
 
@@ -99,11 +100,11 @@ func (s *Store) ReadAll(ctx context.Context) (map[string][]Offset, error) {
 
 func (s *Store) read(ctx context.Context, want func(connector string) bool) (map[string][]Offset, error) {
 	latest := map[string]map[string][]byte{} // connector → partition → offset
-	err := s.scan(ctx, func(m *kafka.Message) {
+	err := s.scan(ctx, func(m compacted.Record) {
 		conn, part, err := ParseKey(m.Key)
 		if err != nil {
 			s.cfg.Logger.Warn("skipping offsets record with a malformed key",
-				"partition", m.TopicPartition.Partition, "offset", int64(m.TopicPartition.Offset), "error", err)
+				"partition", m.Partition, "offset", m.Offset, "error", err)
 			return
 		}
 		if !want(conn) {
@@ -121,7 +122,7 @@ func (s *Store) read(ctx context.Context, want func(connector string) bool) (map
 		val, err := Canonical(m.Value)
 		if err != nil {
 			s.cfg.Logger.Warn("skipping offsets record with a malformed value",
-				"connector", conn, "partition", m.TopicPartition.Partition, "offset", int64(m.TopicPartition.Offset), "error", err)
+				"connector", conn, "partition", m.Partition, "offset", m.Offset, "error", err)
 			return
 		}
 		byPart[string(part)] = val
@@ -145,135 +146,40 @@ func (s *Store) read(ctx context.Context, want func(connector string) bool) (map
 }
 
 // scan calls fn for every committed record of the topic, in order per
-// partition, up to the high watermarks sampled at the start. With
-// read_committed the consumer stops at the last stable offset, so the scan
-// waits for open transactions that started before the sample to end: a
-// committed record written just before the sample is never missed.
-func (s *Store) scan(ctx context.Context, fn func(*kafka.Message)) error {
+// partition, up to the high watermarks as of the call. With read_committed
+// the consumer stops at the last stable offset, so the scan waits for
+// open transactions that started before the call to end: a committed
+// record written just before the call is never missed.
+func (s *Store) scan(ctx context.Context, fn func(compacted.Record)) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReadTimeout)
 	defer cancel()
-	cm := kafka.ConfigMap{}
+	client := kafka.ConfigMap{}
 	for k, v := range s.cfg.Client {
-		cm[k] = v
+		client[k] = v
 	}
-	cm["group.id"] = "connectd-offsets-reader" // librdkafka wants one; never joined or committed
-	cm["enable.auto.commit"] = false
-	cm["enable.auto.offset.store"] = false
-	cm["isolation.level"] = "read_committed"
-	cm["enable.partition.eof"] = true
-	cm["auto.offset.reset"] = "earliest"
-	c, err := kafkalog.NewConsumer(s.cfg.Logger, cm)
-	if err != nil {
-		return fmt.Errorf("offsets topic %q: consumer: %w", s.cfg.Topic, err)
-	}
-	defer c.Close()
-
-	topic := s.cfg.Topic
-	md, err := c.GetMetadata(&topic, false, timeoutMs(ctx, 10000))
-	if err != nil {
-		return fmt.Errorf("offsets topic %q: metadata: %w", topic, err)
-	}
-	tm, ok := md.Topics[topic]
-	if !ok || len(tm.Partitions) == 0 || tm.Error.Code() == kafka.ErrUnknownTopicOrPart {
-		return missing(topic)
-	}
-	// The consumer's own watermark query would return the last stable
-	// offset (read_committed), which stops before a committed record that
-	// follows another producer's open transaction; the high watermark,
-	// asked for read_uncommitted, does not.
-	admin, err := kafka.NewAdminClientFromConsumer(c)
-	if err != nil {
-		return fmt.Errorf("offsets topic %q: admin: %w", topic, err)
-	}
-	defer admin.Close()
-	req := make(map[kafka.TopicPartition]kafka.OffsetSpec, len(tm.Partitions))
-	for _, p := range tm.Partitions {
-		req[kafka.TopicPartition{Topic: &topic, Partition: p.ID}] = kafka.LatestOffsetSpec
-	}
-	res, err := highWatermarks(ctx, admin, topic, req)
-	if err != nil {
-		return err
-	}
-	target := map[int32]int64{}
-	var assign []kafka.TopicPartition
-	for tp, info := range res.ResultInfos {
-		if info.Offset > 0 {
-			target[tp.Partition] = int64(info.Offset)
-			assign = append(assign, kafka.TopicPartition{Topic: &topic, Partition: tp.Partition, Offset: kafka.OffsetBeginning})
+	err := compacted.Read(ctx, compacted.Opts{
+		Topic:   s.cfg.Topic,
+		Client:  client,
+		GroupID: "connectd-offsets-reader",
+		End:     compacted.HighWatermark,
+		Logger:  s.cfg.Logger,
+	}, func(b compacted.Batch) {
+		for _, r := range b.Records {
+			fn(r)
 		}
-	}
-	if len(assign) == 0 {
+	})
+	var behind *compacted.BehindError
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, compacted.ErrTopicMissing):
+		return missing(s.cfg.Topic)
+	case errors.As(err, &behind):
+		return fmt.Errorf("offsets topic %q: reading to the end (read_committed) did not finish within %v; "+
+			"partitions %v are behind, most likely held back by an open transaction of another producer: %w",
+			s.cfg.Topic, s.cfg.ReadTimeout, behind.Behind, err)
 	}
-	if err := c.Assign(assign); err != nil {
-		return fmt.Errorf("offsets topic %q: assign: %w", topic, err)
-	}
-	// The end of a partition is reached when the consumer's position passes
-	// the sampled high watermark. Neither the last record (transaction
-	// markers follow it) nor PartitionEOF (never emitted while new commits
-	// keep arriving, as on a busy offsets topic) can tell on their own;
-	// the position moves past markers and aborted records.
-	polls := 0
-	for len(target) > 0 {
-		if ctx.Err() != nil {
-			return fmt.Errorf("offsets topic %q: reading to the end (read_committed) did not finish within %v; "+
-				"partitions %v are behind, most likely held back by an open transaction of another producer: %w",
-				topic, s.cfg.ReadTimeout, keys(target), ctx.Err())
-		}
-		ev := c.Poll(100)
-		switch e := ev.(type) {
-		case *kafka.Message:
-			if e.TopicPartition.Error != nil {
-				return fmt.Errorf("offsets topic %q: consume: %w", topic, e.TopicPartition.Error)
-			}
-			fn(e)
-			p := e.TopicPartition.Partition
-			if t, ok := target[p]; ok && int64(e.TopicPartition.Offset)+1 >= t {
-				delete(target, p)
-			}
-		case kafka.PartitionEOF:
-			if t, ok := target[e.Partition]; ok && int64(e.Offset) >= t {
-				delete(target, e.Partition)
-			}
-		case kafka.Error:
-			if e.IsFatal() {
-				return fmt.Errorf("offsets topic %q: consume: %w", topic, e)
-			}
-		}
-		if polls++; ev == nil || polls%1000 == 0 {
-			if err := dropReached(c, topic, target); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// dropReached removes the partitions whose position reached their target.
-func dropReached(c *kafka.Consumer, topic string, target map[int32]int64) error {
-	tps := make([]kafka.TopicPartition, 0, len(target))
-	for p := range target {
-		tps = append(tps, kafka.TopicPartition{Topic: &topic, Partition: p})
-	}
-	pos, err := c.Position(tps)
-	if err != nil {
-		return fmt.Errorf("offsets topic %q: position: %w", topic, err)
-	}
-	for _, tp := range pos {
-		if tp.Offset >= 0 && int64(tp.Offset) >= target[tp.Partition] {
-			delete(target, tp.Partition)
-		}
-	}
-	return nil
-}
-
-func keys(m map[int32]int64) []int32 {
-	out := make([]int32, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return fmt.Errorf("offsets topic %q: %w", s.cfg.Topic, err)
 }
 
 // WriteOptions control Alter and Reset.
@@ -376,50 +282,4 @@ func (s *Store) write(ctx context.Context, msgs []*kafka.Message, opts WriteOpti
 		}
 	}
 	return nil
-}
-
-// highWatermarks lists the partitions' high watermarks, asking again while
-// a partition has no leader to answer (just after the topic was created,
-// or during a leader election) until ctx ends.
-func highWatermarks(ctx context.Context, admin *kafka.AdminClient, topic string, req map[kafka.TopicPartition]kafka.OffsetSpec) (kafka.ListOffsetsResult, error) {
-	backoff := 50 * time.Millisecond
-	for {
-		res, err := admin.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
-		if err != nil {
-			return res, fmt.Errorf("offsets topic %q: high watermarks: %w", topic, err)
-		}
-		var failed error // a lasting error if there is one
-		retry := true
-		for tp, info := range res.ResultInfos {
-			code := info.Error.Code()
-			if code == kafka.ErrNoError || failed != nil && leaderMoving(code) {
-				continue
-			}
-			failed = fmt.Errorf("offsets topic %q partition %d: high watermark: %w", topic, tp.Partition, info.Error)
-			retry = retry && leaderMoving(code)
-		}
-		if failed == nil {
-			return res, nil
-		}
-		if !retry {
-			return res, failed
-		}
-		select {
-		case <-ctx.Done():
-			return res, failed
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
-	}
-}
-
-// leaderMoving reports the partition errors that a leader election
-// causes, which clear once it is over.
-func leaderMoving(code kafka.ErrorCode) bool {
-	switch code {
-	case kafka.ErrNotLeaderForPartition, kafka.ErrLeaderNotAvailable, kafka.ErrOffsetNotAvailable,
-		kafka.ErrFencedLeaderEpoch, kafka.ErrUnknownLeaderEpoch, kafka.ErrRequestTimedOut:
-		return true
-	}
-	return false
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
@@ -33,17 +32,6 @@ func (h *Herder) clientConfig(clientID string, own kafka.ConfigMap) *kafka.Confi
 		m[k] = v
 	}
 	return &m
-}
-
-// queryTimeoutMs is the timeout of a blocking client call (librdkafka's
-// calls take milliseconds, not a context): at most limit, and no later
-// than ctx's deadline, so that a caller's bound holds while a broker does
-// not answer. At least 1 ms, as 0 means "do not wait" to some calls.
-func queryTimeoutMs(ctx context.Context, limit int) int {
-	if dl, ok := ctx.Deadline(); ok {
-		return max(1, min(limit, int(time.Until(dl).Milliseconds())))
-	}
-	return limit
 }
 
 // drainLogs forwards librdkafka's log lines to slog (internal/kafkalog)

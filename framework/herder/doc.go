@@ -16,9 +16,9 @@
 //     writes what any worker may write (target states);
 //   - statusStore reads and writes the status topic, keeping a status only
 //     if it comes from the same worker or a generation at least as new;
-//   - tailReader is how both follow their topic: it replaces its consumer
-//     when the topic's end moves and the reader does not (librdkafka's
-//     consumer can stop fetching after a broker restart);
+//   - both read and follow their topic with internal/compacted, which
+//     also serves their reads to the end and replaces a consumer that
+//     stopped fetching;
 //   - membership keeps the worker in the consumer group ${group.id} (its
 //     client.id is the worker's REST URL, its group.instance.id the worker
 //     id unless static membership is off); the member owning partition 0

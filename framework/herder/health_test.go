@@ -273,29 +273,3 @@ func TestTransientKafkaErrors(t *testing.T) {
 		t.Fatal("transient(nil) != nil")
 	}
 }
-
-// A blocking librdkafka call made for a REST read gets the read's bound,
-// not its own longer timeout: a broker that does not answer costs a status
-// read freshReadBound, not 5 s.
-func TestQueryTimeoutFollowsTheDeadline(t *testing.T) {
-	past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
-	defer cancel()
-	soon, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel2()
-	late, cancel3 := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel3()
-	for _, tc := range []struct {
-		name     string
-		ctx      context.Context
-		min, max int
-	}{
-		{"no deadline", context.Background(), 5000, 5000},
-		{"deadline after the limit", late, 5000, 5000},
-		{"deadline before the limit", soon, 1, 300},
-		{"deadline passed", past, 1, 1},
-	} {
-		if got := queryTimeoutMs(tc.ctx, 5000); got < tc.min || got > tc.max {
-			t.Errorf("%s: %d ms, want %d..%d", tc.name, got, tc.min, tc.max)
-		}
-	}
-}

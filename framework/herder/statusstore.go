@@ -14,6 +14,7 @@ import (
 
 	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
+	"github.com/connectd/connectd/internal/compacted"
 )
 
 // Status is one connector's or task's reported state.
@@ -33,176 +34,81 @@ type Status struct {
 type statusStore struct {
 	log      *slog.Logger
 	topic    string
-	reader   *tailReader
+	reader   *compacted.Reader
 	producer *kafka.Producer
 
 	mu         sync.RWMutex
 	connectors map[string]Status
 	tasks      map[api.ConnectorTaskID]Status
 	topics     map[string]map[string]topicStatus // connector -> topic -> record
-	positions  map[int32]int64                   // next offset per partition
 	changed    *broadcast
 
 	wg sync.WaitGroup
 }
 
-// statusReaderStallAfter: how long the status-topic reader may sit behind
-// the end of a partition without moving before its consumer is replaced
-// (see tailReader). Status records are small and unconditional, so a
-// healthy reader is never that far behind.
-const statusReaderStallAfter = 5 * time.Second
-
 func (h *Herder) newStatusStore() (*statusStore, error) {
-	base := h.cfg.GroupID + "-statuses"
-	prod, err := kafka.NewProducer(h.producerConfig(base, kafka.ConfigMap{
-		"enable.idempotence": true,
-		"acks":               "all",
-		"linger.ms":          5,
-		// Java's default partitioner, so a key lands where Kafka Connect
-		// would put it and compaction keeps one record per key.
-		"partitioner": "murmur2_random",
-	}))
-	if err != nil {
-		return nil, fmt.Errorf("status topic writer: %w", err)
-	}
 	s := &statusStore{
 		log:        h.log.With("component", "status-store"),
 		topic:      h.cfg.StatusTopic,
-		producer:   prod,
 		connectors: map[string]Status{},
 		tasks:      map[api.ConnectorTaskID]Status{},
 		topics:     map[string]map[string]topicStatus{},
-		positions:  map[int32]int64{},
 		changed:    newBroadcast(),
 	}
-	newConsumer := func() (*kafka.Consumer, error) {
-		cons, err := kafka.NewConsumer(h.clientConfig(base+"-reader", kafka.ConfigMap{
-			"group.id":                 h.cfg.GroupID + "-status-reader",
-			"enable.auto.commit":       false,
-			"enable.auto.offset.store": false,
-			"enable.partition.eof":     true,
-			"auto.offset.reset":        "earliest",
-			"fetch.wait.max.ms":        50,
-		}))
-		if err != nil {
-			return nil, fmt.Errorf("status topic reader: %w", err)
-		}
-		drainLogs(s.log, cons.Logs(), &s.wg)
-		return cons, nil
-	}
-	// The writer's client tells the reader where the end is: status
-	// records are not transactional, so its high watermark is what the
-	// reader must reach.
-	endOffset := func(p int32) (int64, error) {
-		_, hi, err := prod.QueryWatermarkOffsets(s.topic, p, 2000)
-		return hi, err
-	}
-	if s.reader, err = newTailReader(s.log, s.topic, newConsumer, endOffset, statusReaderStallAfter); err != nil {
-		prod.Close()
-		return nil, err
-	}
-	drainLogs(s.log, prod.Logs(), &s.wg)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for ev := range prod.Events() {
+	var err error
+	s.producer, s.reader, err = h.openTopic(s.log, "status topic", s.topic, h.cfg.GroupID+"-statuses",
+		kafka.ConfigMap{
+			"enable.idempotence": true,
+			"acks":               "all",
+			"linger.ms":          5,
+			// Java's default partitioner, so a key lands where Kafka
+			// Connect would put it and compaction keeps one record per key.
+			"partitioner": "murmur2_random",
+		},
+		compacted.Opts{
+			GroupID: h.cfg.GroupID + "-status-reader",
+			// Status records are not transactional: the high watermark
+			// is what the reader must reach.
+			End:        compacted.HighWatermark,
+			StallAfter: statusReaderStallAfter,
+		}, &s.wg, func(ev kafka.Event) {
 			if m, ok := ev.(*kafka.Message); ok && m.TopicPartition.Error != nil {
 				s.log.Error("status write failed", "key", string(m.Key), "err", m.TopicPartition.Error)
 			}
-		}
-	}()
-	return s, nil
-}
-
-func (s *statusStore) partitions() ([]int32, error) {
-	md, err := s.producer.GetMetadata(&s.topic, false, 10000)
+		})
 	if err != nil {
 		return nil, err
 	}
-	tm, ok := md.Topics[s.topic]
-	if !ok || tm.Error.Code() != kafka.ErrNoError || len(tm.Partitions) == 0 {
-		return nil, fmt.Errorf("status topic %s not found: %v", s.topic, tm.Error)
-	}
-	out := make([]int32, len(tm.Partitions))
-	for i, p := range tm.Partitions {
-		out[i] = p.ID
-	}
-	return out, nil
+	return s, nil
 }
 
 func (s *statusStore) run(ctx context.Context) error {
-	parts, err := s.partitions()
-	if err != nil {
+	if err := s.reader.Start(ctx, s.applyBatch); err != nil {
 		return fmt.Errorf("status topic %s: %w", s.topic, err)
 	}
-	dirty := false
-	handle := func(ev kafka.Event) {
-		switch e := ev.(type) {
-		case *kafka.Message:
-			s.apply(string(e.Key), e.Value, e.TopicPartition.Partition, int64(e.TopicPartition.Offset))
-			dirty = true
-			return
-		case kafka.PartitionEOF:
-			s.mu.Lock()
-			if int64(e.Offset) > s.positions[e.Partition] {
-				s.positions[e.Partition] = int64(e.Offset)
-			}
-			s.mu.Unlock()
-			dirty = true
-		case kafka.Error:
-			s.log.Warn("status topic reader error", "err", e)
-		}
-		if dirty {
-			dirty = false
-			s.changed.Notify()
-		}
-	}
-	if err := s.reader.start(ctx, parts, handle); err != nil {
-		return fmt.Errorf("status topic %s: assign: %w", s.topic, err)
-	}
 	return nil
+}
+
+// applyBatch applies a batch of status records and wakes the waiters.
+func (s *statusStore) applyBatch(b compacted.Batch) {
+	for _, r := range b.Records {
+		s.apply(string(r.Key), r.Value)
+	}
+	s.changed.Notify()
 }
 
 // readToEnd waits until every partition has been read up to its end as of
 // the call.
 func (s *statusStore) readToEnd(ctx context.Context) error {
-	parts, err := s.partitions()
-	if err != nil {
-		return err
+	if err := s.reader.ReadToEnd(ctx); err != nil {
+		return fmt.Errorf("reading the status topic %s to its end: %w", s.topic, err)
 	}
-	ends := map[int32]int64{}
-	for _, p := range parts {
-		_, hi, err := s.producer.QueryWatermarkOffsets(s.topic, p, queryTimeoutMs(ctx, 5000))
-		if err != nil {
-			return fmt.Errorf("status topic %s[%d] end offset: %w", s.topic, p, err)
-		}
-		ends[p] = hi
-	}
-	for {
-		ch := s.changed.C()
-		s.mu.RLock()
-		done := true
-		for p, end := range ends {
-			if s.positions[p] < end {
-				done = false
-			}
-		}
-		s.mu.RUnlock()
-		if done {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("reading the status topic %s: %w", s.topic, ctx.Err())
-		}
-	}
+	return nil
 }
 
-func (s *statusStore) apply(key string, value []byte, partition int32, offset int64) {
+func (s *statusStore) apply(key string, value []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.positions[partition] = offset + 1
 	switch {
 	case strings.HasPrefix(key, keyStatusConnectorPrefix):
 		name := key[len(keyStatusConnectorPrefix):]
@@ -431,9 +337,4 @@ func (s *statusStore) flush(timeout time.Duration) {
 	s.producer.Flush(int(timeout.Milliseconds()))
 }
 
-func (s *statusStore) close() {
-	s.reader.close()
-	s.producer.Flush(5000)
-	s.producer.Close()
-	s.wg.Wait()
-}
+func (s *statusStore) close() { closeTopic(s.reader, s.producer, &s.wg) }
