@@ -18,13 +18,8 @@ import (
 // the plugin's memory to a few batches.
 const sinkCredits = 2
 
-// sinkStream is a sink task stream: a gRPC stream (protocol version 1) or
-// a data channel stream (version 2).
-type sinkStream interface {
-	Send(*pluginpb.SinkResponse) error
-	Recv() (*pluginpb.SinkRequest, error)
-	Context() context.Context
-}
+// sinkStream is a sink task stream.
+type sinkStream = taskStream[*pluginpb.SinkResponse, *pluginpb.SinkRequest]
 
 // SinkTask serves one sink task for the life of the gRPC stream (protocol
 // version 1).

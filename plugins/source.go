@@ -19,13 +19,8 @@ import (
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
 
-// sourceStream is a source task stream: a gRPC stream (protocol version
-// 1) or a data channel stream (version 2).
-type sourceStream interface {
-	Send(*pluginpb.SourceResponse) error
-	Recv() (*pluginpb.SourceRequest, error)
-	Context() context.Context
-}
+// sourceStream is a source task stream.
+type sourceStream = taskStream[*pluginpb.SourceResponse, *pluginpb.SourceRequest]
 
 // SourceTask serves one source task for the life of the gRPC stream
 // (protocol version 1).
