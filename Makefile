@@ -7,6 +7,9 @@
 SHELL := /bin/bash
 GO ?= go
 STATICCHECK_VERSION := v0.8.2
+GOCYCLO_VERSION := v0.6.0
+# The most independent paths a function may have (CONTRIBUTING.md, "Lint").
+GOCYCLO_OVER := 30
 BIN := bin
 PLUGIN_DIR := $(BIN)/plugins
 
@@ -38,11 +41,12 @@ test: ## install/start what tests need, lint, run all tests, stop what it starte
 	scripts/test.sh
 
 .PHONY: lint
-lint: ## gofmt check, go vet, staticcheck
+lint: ## gofmt check, go vet, staticcheck, gocyclo
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	@# The chaos tag only adds files (test/chaos's suite), so one pass with it covers every package.
 	$(GO) vet -tags chaos ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags chaos ./...
+	GO=$(GO) GOCYCLO_VERSION=$(GOCYCLO_VERSION) GOCYCLO_OVER=$(GOCYCLO_OVER) scripts/gocyclo.sh
 
 # What a connector plugin imports (docs/writing-a-connector.md): it must
 # build without cgo, so that plugins are static binaries that need no

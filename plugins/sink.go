@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/sdk"
@@ -21,13 +18,8 @@ import (
 // the plugin's memory to a few batches.
 const sinkCredits = 2
 
-// sinkStream is a sink task stream: a gRPC stream (protocol version 1) or
-// a data channel stream (version 2).
-type sinkStream interface {
-	Send(*pluginpb.SinkResponse) error
-	Recv() (*pluginpb.SinkRequest, error)
-	Context() context.Context
-}
+// sinkStream is a sink task stream.
+type sinkStream = taskStream[*pluginpb.SinkResponse, *pluginpb.SinkRequest]
 
 // SinkTask serves one sink task for the life of the gRPC stream (protocol
 // version 1).
@@ -37,17 +29,13 @@ func (s *server) SinkTask(stream pluginpb.Plugin_SinkTaskServer) error {
 
 // sinkTask serves one sink task for the life of the stream.
 func (s *server) sinkTask(stream sinkStream) error {
-	first, err := stream.Recv()
+	start, err := recvStart(stream.Recv, "sink")
 	if err != nil {
 		return err
 	}
-	start := first.GetStart()
-	if start == nil {
-		return status.Error(codes.InvalidArgument, "the first message of a sink task stream must be start")
-	}
-	sc, ok := s.conn.(sdk.SinkConnector)
-	if !ok {
-		return status.Errorf(codes.FailedPrecondition, "%s is not a sink connector", s.spec.Class)
+	sc, err := connectorAs[sdk.SinkConnector](s, "sink")
+	if err != nil {
+		return err
 	}
 	r := &sinkRunner{srv: s, stream: stream, start: start}
 	return r.run(sc)
@@ -537,8 +525,4 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 	return res
 }
 
-func (r *sinkRunner) stopTask() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return r.task.Stop(ctx)
-}
+func (r *sinkRunner) stopTask() error { return stopTask(r.task) }

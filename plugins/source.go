@@ -12,8 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/sdk"
@@ -21,13 +19,8 @@ import (
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
 
-// sourceStream is a source task stream: a gRPC stream (protocol version
-// 1) or a data channel stream (version 2).
-type sourceStream interface {
-	Send(*pluginpb.SourceResponse) error
-	Recv() (*pluginpb.SourceRequest, error)
-	Context() context.Context
-}
+// sourceStream is a source task stream.
+type sourceStream = taskStream[*pluginpb.SourceResponse, *pluginpb.SourceRequest]
 
 // SourceTask serves one source task for the life of the gRPC stream
 // (protocol version 1).
@@ -37,17 +30,13 @@ func (s *server) SourceTask(stream pluginpb.Plugin_SourceTaskServer) error {
 
 // sourceTask serves one source task for the life of the stream.
 func (s *server) sourceTask(stream sourceStream) error {
-	first, err := stream.Recv()
+	start, err := recvStart(stream.Recv, "source")
 	if err != nil {
 		return err
 	}
-	start := first.GetStart()
-	if start == nil {
-		return status.Error(codes.InvalidArgument, "the first message of a source task stream must be start")
-	}
-	sc, ok := s.conn.(sdk.SourceConnector)
-	if !ok {
-		return status.Errorf(codes.FailedPrecondition, "%s is not a source connector", s.spec.Class)
+	sc, err := connectorAs[sdk.SourceConnector](s, "source")
+	if err != nil {
+		return err
 	}
 	r := &sourceRunner{
 		srv: s, stream: stream, start: start,
@@ -215,11 +204,7 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	return r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Stopped{Stopped: &pluginpb.Empty{}}})
 }
 
-func (r *sourceRunner) stopTask() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return r.task.Stop(ctx)
-}
+func (r *sourceRunner) stopTask() error { return stopTask(r.task) }
 
 func (r *sourceRunner) addCredits(n int) {
 	r.creditMu.Lock()

@@ -431,90 +431,131 @@ func parseDef(def *configdef.Def, props map[string]string) (map[string]any, []sd
 // crossCheck validates rules that involve more than one key. vals may lack
 // keys whose own parsing failed.
 func crossCheck(vals map[string]any) []sdk.FieldError {
-	var errs []sdk.FieldError
-	str := func(k string) string { s, _ := vals[k].(string); return s }
-	add := func(k, format string, a ...any) {
-		errs = append(errs, sdk.FieldError{Key: k, Message: fmt.Sprintf(format, a...)})
+	c := &checker{vals: vals}
+	c.key()
+	c.writeMode()
+	c.record()
+	c.bins()
+	c.tls()
+	if mx, ok := vals[KeyRetryBackoffMx].(int32); ok {
+		if b, ok := vals[KeyRetryBackoff].(int32); ok && b > mx {
+			c.add(KeyRetryBackoffMx, "retry.backoff.max.ms (%d) is below retry.backoff.ms (%d)", mx, b)
+		}
 	}
-	switch str(KeyKeySource) {
+	return c.errs
+}
+
+// checker collects the errors of crossCheck, one group of related keys per
+// method.
+type checker struct {
+	vals map[string]any
+	errs []sdk.FieldError
+}
+
+func (c *checker) str(k string) string { s, _ := c.vals[k].(string); return s }
+
+func (c *checker) add(k, format string, a ...any) {
+	c.errs = append(c.errs, sdk.FieldError{Key: k, Message: fmt.Sprintf(format, a...)})
+}
+
+// effectivelyOnce is effectively.once's value (false when it did not parse).
+func (c *checker) effectivelyOnce() bool { eo, _ := c.vals[KeyEffectivelyOne].(bool); return eo }
+
+// emptyPathElement reports whether a dotted field path has an empty element.
+func emptyPathElement(path string) bool {
+	return path != "" && slices.Contains(strings.Split(path, "."), "")
+}
+
+// key checks where the record key comes from.
+func (c *checker) key() {
+	switch c.str(KeyKeySource) {
 	case KeySourceValueField:
-		if str(KeyKeyField) == "" {
-			add(KeyKeyField, "key.source=value_field needs key.field, the value field that holds the key")
+		if c.str(KeyKeyField) == "" {
+			c.add(KeyKeyField, "key.source=value_field needs key.field, the value field that holds the key")
 		}
 	case KeySourceHeader:
-		if str(KeyKeyHeader) == "" {
-			add(KeyKeyHeader, "key.source=header needs key.header, the header that holds the key")
+		if c.str(KeyKeyHeader) == "" {
+			c.add(KeyKeyHeader, "key.source=header needs key.header, the header that holds the key")
 		}
 	}
-	if f := str(KeyKeyField); f != "" && slices.Contains(strings.Split(f, "."), "") {
-		add(KeyKeyField, "key.field %q has an empty path element", f)
+	if f := c.str(KeyKeyField); emptyPathElement(f) {
+		c.add(KeyKeyField, "key.field %q has an empty path element", f)
 	}
-	eo, _ := vals[KeyEffectivelyOne].(bool)
-	if mode := str(KeyWriteMode); replayUnsafe(mode) && !eo && vals[KeyEffectivelyOne] != nil {
-		add(KeyWriteMode, "write.mode=%s needs effectively.once=true: without it a replay applies the records again", mode)
+}
+
+// writeMode checks what the write mode needs.
+func (c *checker) writeMode() {
+	mode := c.str(KeyWriteMode)
+	if replayUnsafe(mode) && !c.effectivelyOnce() && c.vals[KeyEffectivelyOne] != nil {
+		c.add(KeyWriteMode, "write.mode=%s needs effectively.once=true: without it a replay applies the records again", mode)
 	}
-	switch mf := str(KeyMapKeyField); {
-	case (str(KeyWriteMode) == ModeMapPut || str(KeyWriteMode) == ModeMapIncrement) && mf == "":
-		add(KeyMapKeyField, "write.mode=%s needs map.key.field, the value field whose value is the map key", str(KeyWriteMode))
-	case mf != "" && slices.Contains(strings.Split(mf, "."), ""):
-		add(KeyMapKeyField, "map.key.field %q has an empty path element", mf)
+	switch mf := c.str(KeyMapKeyField); {
+	case (mode == ModeMapPut || mode == ModeMapIncrement) && mf == "":
+		c.add(KeyMapKeyField, "write.mode=%s needs map.key.field, the value field whose value is the map key", mode)
+	case emptyPathElement(mf):
+		c.add(KeyMapKeyField, "map.key.field %q has an empty path element", mf)
 	}
-	if f := str(KeyTTLField); f != "" && slices.Contains(strings.Split(f, "."), "") {
-		add(KeyTTLField, "ttl.field %q has an empty path element", f)
+}
+
+// record checks what a record carries besides its bins: its TTL, its user key.
+func (c *checker) record() {
+	if f := c.str(KeyTTLField); emptyPathElement(f) {
+		c.add(KeyTTLField, "ttl.field %q has an empty path element", f)
 	}
-	if sk, _ := vals[KeySendKey].(bool); sk && str(KeyKeyType) == KeyTypeDigest {
-		add(KeySendKey, "key.type=digest has no user key to store; set send.key=false")
+	if sk, _ := c.vals[KeySendKey].(bool); sk && c.str(KeyKeyType) == KeyTypeDigest {
+		c.add(KeySendKey, "key.type=digest has no user key to store; set send.key=false")
 	}
-	posBin := str(KeyPositionsBin)
-	renames, _ := vals[KeyBinsRename].([]string)
+}
+
+// bins checks the bin names that bins.rename and bins.include produce:
+// unique, not positions.bin, within Aerospike's length limit.
+func (c *checker) bins() {
+	eo, posBin := c.effectivelyOnce(), c.str(KeyPositionsBin)
+	renames, _ := c.vals[KeyBinsRename].([]string)
 	targets := map[string]string{}
+	renamed := map[string]bool{}
 	for _, pair := range renames {
 		field, bin, _ := strings.Cut(pair, ":")
 		field, bin = strings.TrimSpace(field), strings.TrimSpace(bin)
 		if eo && bin == posBin {
-			add(KeyBinsRename, "field %q is renamed to bin %q, which is positions.bin", field, bin)
+			c.add(KeyBinsRename, "field %q is renamed to bin %q, which is positions.bin", field, bin)
 		}
 		if prev, dup := targets[bin]; dup {
-			add(KeyBinsRename, "fields %q and %q are both renamed to bin %q", prev, field, bin)
+			c.add(KeyBinsRename, "fields %q and %q are both renamed to bin %q", prev, field, bin)
 		}
 		targets[bin] = field
+		renamed[field] = true
 	}
-	renamed := map[string]bool{}
-	for _, pair := range renames {
-		field, _, _ := strings.Cut(pair, ":")
-		renamed[strings.TrimSpace(field)] = true
-	}
-	inc, _ := vals[KeyBinsInclude].([]string)
+	inc, _ := c.vals[KeyBinsInclude].([]string)
 	for _, f := range inc {
 		if renamed[f] {
 			continue
 		}
 		if len(f) > maxBinName {
-			add(KeyBinsInclude, "field %q would be bin %q of %d bytes; Aerospike bin names are at most %d bytes: add a bins.rename entry for it", f, f, len(f), maxBinName)
+			c.add(KeyBinsInclude, "field %q would be bin %q of %d bytes; Aerospike bin names are at most %d bytes: add a bins.rename entry for it", f, f, len(f), maxBinName)
 		}
 		if eo && f == posBin {
-			add(KeyBinsInclude, "field %q would be written to bin %q, which is positions.bin: rename it or change positions.bin", f, f)
+			c.add(KeyBinsInclude, "field %q would be written to bin %q, which is positions.bin: rename it or change positions.bin", f, f)
 		}
 	}
-	if tls, _ := vals[KeyTLSEnabled].(bool); tls {
-		cert, key := str(KeyTLSCertFile), str(KeyTLSKeyFile)
-		if (cert == "") != (key == "") {
-			add(KeyTLSKeyFile, "aerospike.tls.cert.file and aerospike.tls.key.file must be set together")
-		}
-		for _, k := range []string{KeyTLSCAFile, KeyTLSCertFile, KeyTLSKeyFile} {
-			if p := str(k); p != "" {
-				if _, err := os.Stat(p); err != nil {
-					add(k, "cannot read %s: %v", p, err)
-				}
+}
+
+// tls checks that the TLS files are readable and the client pair complete.
+func (c *checker) tls() {
+	if on, _ := c.vals[KeyTLSEnabled].(bool); !on {
+		return
+	}
+	cert, key := c.str(KeyTLSCertFile), c.str(KeyTLSKeyFile)
+	if (cert == "") != (key == "") {
+		c.add(KeyTLSKeyFile, "aerospike.tls.cert.file and aerospike.tls.key.file must be set together")
+	}
+	for _, k := range []string{KeyTLSCAFile, KeyTLSCertFile, KeyTLSKeyFile} {
+		if p := c.str(k); p != "" {
+			if _, err := os.Stat(p); err != nil {
+				c.add(k, "cannot read %s: %v", p, err)
 			}
 		}
 	}
-	if mx, ok := vals[KeyRetryBackoffMx].(int32); ok {
-		if b, ok := vals[KeyRetryBackoff].(int32); ok && b > mx {
-			add(KeyRetryBackoffMx, "retry.backoff.max.ms (%d) is below retry.backoff.ms (%d)", mx, b)
-		}
-	}
-	return errs
 }
 
 // clientPolicy builds the Aerospike client policy from the configuration.

@@ -16,7 +16,7 @@ func (d *Def) Validate(props map[string]string) []ConfigValue {
 	out := make([]ConfigValue, 0, len(d.keys))
 	for _, k := range d.keys {
 		cv := ConfigValue{Name: k.Name, RecommendedValues: []string{}, Errors: []string{}, Visible: true}
-		val, err := parseForValidate(k, props)
+		val, err := parseKey(k, props)
 		if err != nil {
 			cv.Errors = append(cv.Errors, err.Message)
 		}
@@ -49,27 +49,4 @@ func (d *Def) Validate(props map[string]string) []ConfigValue {
 		})
 	}
 	return out
-}
-
-func parseForValidate(k Key, props map[string]string) (any, *ConfigError) {
-	raw, present := props[k.Name]
-	var val any
-	switch {
-	case present:
-		p, err := ParseValue(k.Name, k.Type, raw)
-		if err != nil {
-			return nil, asConfigError(k.Name, err)
-		}
-		val = p
-	case k.Required:
-		return nil, Missing(k.Name)
-	default:
-		val = k.Default
-	}
-	if k.Validator != nil && val != nil {
-		if err := k.Validator.Validate(k.Name, val); err != nil {
-			return val, asConfigError(k.Name, err)
-		}
-	}
-	return val, nil
 }

@@ -36,6 +36,10 @@ func (d *Def) Parse(props map[string]string) (*Values, error) {
 	return v, nil
 }
 
+// parseKey parses k's value in props, or takes its default, and runs its
+// validator on a non-null value. When the validator rejects the value, the
+// parsed value is returned with the error: Validate renders it beside the
+// error (as Kafka's validate endpoint does), Parse drops it.
 func parseKey(k Key, props map[string]string) (any, *ConfigError) {
 	raw, present := props[k.Name]
 	var val any
@@ -53,7 +57,7 @@ func parseKey(k Key, props map[string]string) (any, *ConfigError) {
 	}
 	if k.Validator != nil && val != nil {
 		if err := k.Validator.Validate(k.Name, val); err != nil {
-			return nil, asConfigError(k.Name, err)
+			return val, asConfigError(k.Name, err)
 		}
 	}
 	return val, nil

@@ -490,99 +490,37 @@ func (d *decoder) decode(s *data.Schema, depth int) (any, error) {
 	if kind == "INVALID" {
 		return nil, d.syntax("invalid character '%c' looking for beginning of value", d.data[d.pos])
 	}
-	mismatch := func(want string) error {
-		if err := d.skip(depth); err != nil {
-			return err
-		}
-		return dataError("Invalid value for %s field: expected %s, found %s", s.Type.KafkaName(), want, kind)
-	}
 	switch s.Type {
 	case data.Int8, data.Int16, data.Int32, data.Int64:
 		if kind != "NUMBER" {
-			return nil, mismatch("a JSON number")
+			return nil, d.mismatch(s, kind, "a JSON number", depth)
 		}
 		return d.integer(s.Type)
 	case data.Float32, data.Float64:
-		bits := 64
-		if s.Type == data.Float32 {
-			bits = 32
-		}
-		var f float64
-		switch kind {
-		case "NUMBER":
-			text, _, err := d.number()
-			if err != nil {
-				return nil, err
-			}
-			f, err = strconv.ParseFloat(string(text), bits)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return nil, d.syntax("invalid number")
-			}
-		case "STRING": // Jackson writes non-finite numbers as strings
-			str, err := d.str()
-			if err != nil {
-				return nil, err
-			}
-			switch str {
-			case "NaN":
-				f = math.NaN()
-			case "Infinity":
-				f = math.Inf(1)
-			case "-Infinity":
-				f = math.Inf(-1)
-			default:
-				return nil, dataError("Invalid value for %s field: expected a JSON number, found STRING", s.Type.KafkaName())
-			}
-		default:
-			return nil, mismatch("a JSON number")
-		}
-		if bits == 32 {
-			return float32(f), nil
-		}
-		return f, nil
+		return d.float(s, kind, depth)
 	case data.Boolean:
-		switch kind {
-		case "BOOLEAN":
-			if d.data[d.pos] == 't' {
-				return true, d.literal("true")
-			}
-			return false, d.literal("false")
+		if kind != "BOOLEAN" {
+			return nil, d.mismatch(s, kind, "true or false", depth)
 		}
-		return nil, mismatch("true or false")
+		if d.data[d.pos] == 't' {
+			return true, d.literal("true")
+		}
+		return false, d.literal("false")
 	case data.String:
 		if kind != "STRING" {
-			return nil, mismatch("a JSON string")
+			return nil, d.mismatch(s, kind, "a JSON string", depth)
 		}
 		return d.str()
 	case data.Bytes:
 		if kind != "STRING" {
-			return nil, mismatch("a base64 JSON string")
+			return nil, d.mismatch(s, kind, "a base64 JSON string", depth)
 		}
-		str, err := d.str()
-		if err != nil {
-			return nil, err
-		}
-		b, err := decodeBase64(str)
-		if err != nil {
-			return nil, dataError("Invalid bytes field: %v", err)
-		}
-		return b, nil
+		return d.bytes()
 	case data.Array:
 		if kind != "ARRAY" {
-			return nil, mismatch("a JSON array")
+			return nil, d.mismatch(s, kind, "a JSON array", depth)
 		}
-		out := []any{}
-		i := 0
-		err := d.array(func() error {
-			v, err := d.decode(s.Value, depth+1)
-			if err != nil {
-				return fieldErr(strconv.Itoa(i), err)
-			}
-			out = append(out, v)
-			i++
-			return nil
-		})
-		return out, err
+		return d.arrayValue(s, depth)
 	case data.Map:
 		return d.mapValue(s, kind, depth)
 	case data.Struct:
@@ -595,6 +533,86 @@ func (d *decoder) decode(s *data.Schema, depth int) (any, error) {
 		return d.structValue(s, depth)
 	}
 	return nil, dataError("Unknown schema type: %s", s.Type)
+}
+
+// mismatch skips a value of JSON type kind that schema s does not accept
+// and returns the error naming what s wants.
+func (d *decoder) mismatch(s *data.Schema, kind, want string, depth int) error {
+	if err := d.skip(depth); err != nil {
+		return err
+	}
+	return dataError("Invalid value for %s field: expected %s, found %s", s.Type.KafkaName(), want, kind)
+}
+
+// float reads a float32 or float64: a JSON number, or one of the strings
+// Jackson writes for non-finite numbers.
+func (d *decoder) float(s *data.Schema, kind string, depth int) (any, error) {
+	bits := 64
+	if s.Type == data.Float32 {
+		bits = 32
+	}
+	var f float64
+	switch kind {
+	case "NUMBER":
+		text, _, err := d.number()
+		if err != nil {
+			return nil, err
+		}
+		f, err = strconv.ParseFloat(string(text), bits)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, d.syntax("invalid number")
+		}
+	case "STRING": // Jackson writes non-finite numbers as strings
+		str, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		switch str {
+		case "NaN":
+			f = math.NaN()
+		case "Infinity":
+			f = math.Inf(1)
+		case "-Infinity":
+			f = math.Inf(-1)
+		default:
+			return nil, dataError("Invalid value for %s field: expected a JSON number, found STRING", s.Type.KafkaName())
+		}
+	default:
+		return nil, d.mismatch(s, kind, "a JSON number", depth)
+	}
+	if bits == 32 {
+		return float32(f), nil
+	}
+	return f, nil
+}
+
+// bytes reads a base64 string.
+func (d *decoder) bytes() (any, error) {
+	str, err := d.str()
+	if err != nil {
+		return nil, err
+	}
+	b, err := decodeBase64(str)
+	if err != nil {
+		return nil, dataError("Invalid bytes field: %v", err)
+	}
+	return b, nil
+}
+
+// arrayValue reads a JSON array whose elements are s.Value.
+func (d *decoder) arrayValue(s *data.Schema, depth int) (any, error) {
+	out := []any{}
+	i := 0
+	err := d.array(func() error {
+		v, err := d.decode(s.Value, depth+1)
+		if err != nil {
+			return fieldErr(strconv.Itoa(i), err)
+		}
+		out = append(out, v)
+		i++
+		return nil
+	})
+	return out, err
 }
 
 func (d *decoder) integer(t data.Type) (any, error) {
@@ -889,8 +907,22 @@ func decodeBase64(s string) ([]byte, error) {
 	return b, nil
 }
 
+// schemaObject holds the members of a schema object as read, before they
+// are checked: nested schemas and the default are spans of the input, parsed
+// once the type is known.
+type schemaObject struct {
+	typ, name, doc, field string
+	hasType, optional     bool
+	version               int
+	params                map[string]string
+	items, keys, values   *[2]int
+	fields, dflt          *[2]int
+}
+
 // schema parses a schema object (Kafka's JsonConverter.asConnectSchema) and
-// the "field" name it carries when it describes a struct field.
+// the "field" name it carries when it describes a struct field: it reads
+// the object's members, builds the schema of its type, then decodes and
+// checks its default against it.
 func (d *decoder) schema(depth int) (*data.Schema, string, error) {
 	if depth > maxDepth {
 		return nil, "", d.syntax("schema nested more than %d levels deep", maxDepth)
@@ -902,177 +934,221 @@ func (d *decoder) schema(depth int) (*data.Schema, string, error) {
 		}
 		return nil, "", dataError("Schema must contain 'type' field")
 	}
-	var (
-		typ, name, doc, field string
-		hasType, optional     bool
-		version               int
-		params                map[string]string
-		items, keys, values   *[2]int
-		fields, dflt          *[2]int
-	)
-	span := func() (*[2]int, error) {
-		start := d.pos
-		if err := d.skip(depth + 1); err != nil {
-			return nil, err
-		}
-		return &[2]int{start, d.pos}, nil
+	var o schemaObject
+	if err := d.object(func(key string) error { return d.schemaMember(&o, key, depth) }); err != nil {
+		return nil, "", err
 	}
-	err := d.object(func(key string) error {
-		var err error
-		switch key {
-		case "type":
-			if d.kind() == "STRING" {
-				typ, err = d.str()
-				hasType = true
-				return err
-			}
-		case "optional":
-			if d.kind() == "BOOLEAN" {
-				optional = d.data[d.pos] == 't'
-			}
-		case "name":
-			if d.kind() == "STRING" {
-				name, err = d.str()
-				return err
-			}
-		case "doc":
-			if d.kind() == "STRING" {
-				doc, err = d.str()
-				return err
-			}
-		case "field":
-			if d.kind() == "STRING" {
-				field, err = d.str()
-				return err
-			}
-		case "version":
-			if d.kind() == "NUMBER" {
-				text, integral, err := d.number()
-				if err != nil {
-					return err
-				}
-				if integral {
-					if n, err := strconv.ParseInt(string(text), 10, 32); err == nil {
-						version = int(n)
-					}
-				}
-				return nil
-			}
-		case "parameters":
-			if d.kind() == "OBJECT" {
-				params = map[string]string{}
-				return d.object(func(k string) error {
-					if d.kind() != "STRING" {
-						if err := d.skip(depth + 2); err != nil {
-							return err
-						}
-						return dataError("Schema parameters must have string values.")
-					}
-					v, err := d.str()
-					params[k] = v
-					return err
-				})
-			}
-		case "items":
-			items, err = span()
-			return err
-		case "keys":
-			keys, err = span()
-			return err
-		case "values":
-			values, err = span()
-			return err
-		case "fields":
-			fields, err = span()
-			return err
-		case "default":
-			dflt, err = span()
-			return err
-		}
-		return d.skip(depth + 1)
-	})
+	if !o.hasType {
+		return nil, "", dataError("Schema must contain 'type' field")
+	}
+	b, err := d.schemaBuilder(&o, depth)
 	if err != nil {
 		return nil, "", err
 	}
-	if !hasType {
-		return nil, "", dataError("Schema must contain 'type' field")
-	}
-	sub := func(sp *[2]int) *decoder { return &decoder{c: d.c, data: d.data[:sp[1]], pos: sp[0]} }
-	isNull := func(sp *[2]int) bool { return sp == nil || string(d.data[sp[0]:sp[1]]) == "null" }
-	var b *data.Builder
-	switch typ {
-	case "boolean", "int8", "int16", "int32", "int64", "float", "double", "bytes", "string":
-		b = data.Build(data.Type(typ))
-	case "array":
-		if isNull(items) {
-			return nil, "", dataError("Array schema did not specify the element type")
-		}
-		elem, _, err := sub(items).schema(depth + 1)
-		if err != nil {
-			return nil, "", err
-		}
-		b = data.ArrayOf(elem)
-	case "map":
-		if isNull(keys) {
-			return nil, "", dataError("Map schema did not specify the key type")
-		}
-		if isNull(values) {
-			return nil, "", dataError("Map schema did not specify the value type")
-		}
-		ks, _, err := sub(keys).schema(depth + 1)
-		if err != nil {
-			return nil, "", err
-		}
-		vs, _, err := sub(values).schema(depth + 1)
-		if err != nil {
-			return nil, "", err
-		}
-		b = data.MapOf(ks, vs)
-	case "struct":
-		b = data.Build(data.Struct)
-		if fields == nil || sub(fields).kind() != "ARRAY" {
-			return nil, "", dataError(`Struct schema's "fields" argument is not an array.`)
-		}
-		fd := sub(fields)
-		err := fd.array(func() error {
-			fs, fname, err := fd.schema(depth + 1)
-			if err != nil {
-				return err
-			}
-			if fname == "" {
-				return dataError("Struct schema's field name not specified properly")
-			}
-			b.Field(fname, fs)
-			return nil
-		})
-		if err != nil {
-			return nil, "", err
-		}
-	default:
-		return nil, "", dataError("Unknown schema type: %s", typ)
-	}
-	if optional {
+	if o.optional {
 		b.Optional()
 	}
-	b.Name(name).Version(version).Doc(doc)
-	for k, v := range params {
+	b.Name(o.name).Version(o.version).Doc(o.doc)
+	for k, v := range o.params {
 		b.Parameter(k, v)
 	}
 	s, err := b.Schema()
 	if err != nil {
 		return nil, "", &data.Error{Msg: err.Error()}
 	}
-	if dflt != nil {
-		v, err := sub(dflt).decode(s, depth+1)
-		if err != nil {
-			return nil, "", err
+	if err := d.schemaDefault(s, o.dflt, depth); err != nil {
+		return nil, "", err
+	}
+	return s, o.field, nil
+}
+
+// schemaMember reads the value of one member of a schema object into o.
+// A member of an unexpected JSON type, or an unknown one, is skipped, as
+// Kafka ignores it.
+func (d *decoder) schemaMember(o *schemaObject, key string, depth int) error {
+	var err error
+	switch key {
+	case "type":
+		if d.kind() == "STRING" {
+			o.typ, err = d.str()
+			o.hasType = true
+			return err
 		}
-		if v != nil {
-			s.Default = v
-			if err := data.Validate(v, s); err != nil {
-				return nil, "", &data.Error{Msg: "Invalid default value: " + err.Error()}
-			}
+	case "optional":
+		if d.kind() == "BOOLEAN" {
+			o.optional = d.data[d.pos] == 't'
+		}
+	case "name":
+		return d.schemaString(&o.name, depth)
+	case "doc":
+		return d.schemaString(&o.doc, depth)
+	case "field":
+		return d.schemaString(&o.field, depth)
+	case "version":
+		if d.kind() == "NUMBER" {
+			return d.schemaVersion(&o.version)
+		}
+	case "parameters":
+		if d.kind() == "OBJECT" {
+			o.params, err = d.schemaParams(depth)
+			return err
+		}
+	case "items":
+		o.items, err = d.span(depth + 1)
+		return err
+	case "keys":
+		o.keys, err = d.span(depth + 1)
+		return err
+	case "values":
+		o.values, err = d.span(depth + 1)
+		return err
+	case "fields":
+		o.fields, err = d.span(depth + 1)
+		return err
+	case "default":
+		o.dflt, err = d.span(depth + 1)
+		return err
+	}
+	return d.skip(depth + 1)
+}
+
+// schemaString reads a string member into dst; another JSON type is skipped.
+func (d *decoder) schemaString(dst *string, depth int) error {
+	if d.kind() != "STRING" {
+		return d.skip(depth + 1)
+	}
+	var err error
+	*dst, err = d.str()
+	return err
+}
+
+// schemaVersion reads the version number: an integral int32, else ignored.
+func (d *decoder) schemaVersion(dst *int) error {
+	text, integral, err := d.number()
+	if err != nil {
+		return err
+	}
+	if integral {
+		if n, err := strconv.ParseInt(string(text), 10, 32); err == nil {
+			*dst = int(n)
 		}
 	}
-	return s, field, nil
+	return nil
+}
+
+// schemaParams reads the parameters object, whose values must be strings.
+func (d *decoder) schemaParams(depth int) (map[string]string, error) {
+	params := map[string]string{}
+	err := d.object(func(k string) error {
+		if d.kind() != "STRING" {
+			if err := d.skip(depth + 2); err != nil {
+				return err
+			}
+			return dataError("Schema parameters must have string values.")
+		}
+		v, err := d.str()
+		params[k] = v
+		return err
+	})
+	return params, err
+}
+
+// span skips the value at pos and returns where it starts and ends.
+func (d *decoder) span(depth int) (*[2]int, error) {
+	start := d.pos
+	if err := d.skip(depth); err != nil {
+		return nil, err
+	}
+	return &[2]int{start, d.pos}, nil
+}
+
+// sub is a decoder of the value in span sp.
+func (d *decoder) sub(sp *[2]int) *decoder {
+	return &decoder{c: d.c, data: d.data[:sp[1]], pos: sp[0]}
+}
+
+// isNullSpan reports whether a member is absent or null.
+func (d *decoder) isNullSpan(sp *[2]int) bool {
+	return sp == nil || string(d.data[sp[0]:sp[1]]) == "null"
+}
+
+// schemaBuilder starts the schema of o's type, parsing the nested schemas
+// that type needs.
+func (d *decoder) schemaBuilder(o *schemaObject, depth int) (*data.Builder, error) {
+	switch o.typ {
+	case "boolean", "int8", "int16", "int32", "int64", "float", "double", "bytes", "string":
+		return data.Build(data.Type(o.typ)), nil
+	case "array":
+		if d.isNullSpan(o.items) {
+			return nil, dataError("Array schema did not specify the element type")
+		}
+		elem, _, err := d.sub(o.items).schema(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		return data.ArrayOf(elem), nil
+	case "map":
+		return d.mapSchema(o, depth)
+	case "struct":
+		return d.structSchema(o, depth)
+	}
+	return nil, dataError("Unknown schema type: %s", o.typ)
+}
+
+func (d *decoder) mapSchema(o *schemaObject, depth int) (*data.Builder, error) {
+	if d.isNullSpan(o.keys) {
+		return nil, dataError("Map schema did not specify the key type")
+	}
+	if d.isNullSpan(o.values) {
+		return nil, dataError("Map schema did not specify the value type")
+	}
+	ks, _, err := d.sub(o.keys).schema(depth + 1)
+	if err != nil {
+		return nil, err
+	}
+	vs, _, err := d.sub(o.values).schema(depth + 1)
+	if err != nil {
+		return nil, err
+	}
+	return data.MapOf(ks, vs), nil
+}
+
+func (d *decoder) structSchema(o *schemaObject, depth int) (*data.Builder, error) {
+	b := data.Build(data.Struct)
+	if o.fields == nil || d.sub(o.fields).kind() != "ARRAY" {
+		return nil, dataError(`Struct schema's "fields" argument is not an array.`)
+	}
+	fd := d.sub(o.fields)
+	err := fd.array(func() error {
+		fs, fname, err := fd.schema(depth + 1)
+		if err != nil {
+			return err
+		}
+		if fname == "" {
+			return dataError("Struct schema's field name not specified properly")
+		}
+		b.Field(fname, fs)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// schemaDefault decodes the default value in span dflt (if any) as s, checks
+// it against s and sets it.
+func (d *decoder) schemaDefault(s *data.Schema, dflt *[2]int, depth int) error {
+	if dflt == nil {
+		return nil
+	}
+	v, err := d.sub(dflt).decode(s, depth+1)
+	if err != nil || v == nil {
+		return err
+	}
+	s.Default = v
+	if err := data.Validate(v, s); err != nil {
+		return &data.Error{Msg: "Invalid default value: " + err.Error()}
+	}
+	return nil
 }

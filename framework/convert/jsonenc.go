@@ -30,17 +30,7 @@ func (e *encoder) valueAt(s *data.Schema, v any, depth int) error {
 		return dataError("Conversion error: value nested more than %d levels deep", maxDepth)
 	}
 	if v == nil {
-		switch {
-		case s == nil:
-			e.buf = append(e.buf, "null"...)
-			return nil
-		case s.Default != nil && e.c.replaceNull:
-			return e.valueAt(s, s.Default, depth)
-		case s.Optional:
-			e.buf = append(e.buf, "null"...)
-			return nil
-		}
-		return dataError("Conversion error: null value for field that is required and has no default value")
+		return e.null(s, depth)
 	}
 	if s != nil && s.Name != "" {
 		if done, err := e.logical(s, v); done {
@@ -57,96 +47,135 @@ func (e *encoder) valueAt(s *data.Schema, v any, depth int) error {
 		}
 	}
 	switch t {
-	case data.Int8:
-		if x, ok := v.(int8); ok {
-			e.buf = strconv.AppendInt(e.buf, int64(x), 10)
-			return nil
-		}
-	case data.Int16:
-		if x, ok := v.(int16); ok {
-			e.buf = strconv.AppendInt(e.buf, int64(x), 10)
-			return nil
-		}
-	case data.Int32:
-		if x, ok := v.(int32); ok {
-			e.buf = strconv.AppendInt(e.buf, int64(x), 10)
-			return nil
-		}
-	case data.Int64:
-		if x, ok := v.(int64); ok {
-			e.buf = strconv.AppendInt(e.buf, x, 10)
-			return nil
-		}
-	case data.Float32:
-		if x, ok := v.(float32); ok {
-			e.float(float64(x), true)
-			return nil
-		}
-	case data.Float64:
-		if x, ok := v.(float64); ok {
-			e.float(x, false)
-			return nil
-		}
-	case data.Boolean:
-		if x, ok := v.(bool); ok {
-			e.buf = strconv.AppendBool(e.buf, x)
-			return nil
-		}
-	case data.String:
-		if x, ok := v.(string); ok {
-			e.str(x)
-			return nil
-		}
-	case data.Bytes:
-		if x, ok := v.([]byte); ok {
-			e.bytes(x)
-			return nil
-		}
 	case data.Array:
 		if x, ok := v.([]any); ok {
-			var elem *data.Schema
-			if s != nil {
-				elem = s.Value
-			}
-			e.buf = append(e.buf, '[')
-			for i, el := range x {
-				if i > 0 {
-					e.buf = append(e.buf, ',')
-				}
-				if err := e.valueAt(elem, el, depth+1); err != nil {
-					return err
-				}
-			}
-			e.buf = append(e.buf, ']')
-			return nil
+			return e.array(s, x, depth)
 		}
 	case data.Map:
 		return e.mapValue(s, v, depth)
 	case data.Struct:
 		if x, ok := v.(*data.StructValue); ok {
-			if s == nil {
-				s = x.Schema()
-			} else if !x.Schema().Equal(s) {
-				return dataError("Mismatching schema.")
-			}
-			e.buf = append(e.buf, '{')
-			for i, f := range s.Fields {
-				if i > 0 {
-					e.buf = append(e.buf, ',')
-				}
-				e.str(f.Name)
-				e.buf = append(e.buf, ':')
-				if err := e.valueAt(f.Schema, x.RawAt(i), depth+1); err != nil {
-					return err
-				}
-			}
-			e.buf = append(e.buf, '}')
-			return nil
+			return e.structValue(s, x, depth)
 		}
 	default:
-		return dataError("Couldn't convert %s to JSON: unknown schema type %q", data.ValueString(v), t)
+		if done, err := e.primitive(t, v); done {
+			return err
+		}
 	}
 	return dataError("Invalid type for %s: %T", t.KafkaName(), v)
+}
+
+// null writes a null value, the schema's default in its place
+// (replace.null.with.default), or fails for a required field.
+func (e *encoder) null(s *data.Schema, depth int) error {
+	switch {
+	case s == nil:
+		e.buf = append(e.buf, "null"...)
+		return nil
+	case s.Default != nil && e.c.replaceNull:
+		return e.valueAt(s, s.Default, depth)
+	case s.Optional:
+		e.buf = append(e.buf, "null"...)
+		return nil
+	}
+	return dataError("Conversion error: null value for field that is required and has no default value")
+}
+
+// primitive writes v as the primitive type t. It reports false when v is
+// not t's Go type.
+func (e *encoder) primitive(t data.Type, v any) (bool, error) {
+	switch t {
+	case data.Int8:
+		if x, ok := v.(int8); ok {
+			e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+			return true, nil
+		}
+	case data.Int16:
+		if x, ok := v.(int16); ok {
+			e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+			return true, nil
+		}
+	case data.Int32:
+		if x, ok := v.(int32); ok {
+			e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+			return true, nil
+		}
+	case data.Int64:
+		if x, ok := v.(int64); ok {
+			e.buf = strconv.AppendInt(e.buf, x, 10)
+			return true, nil
+		}
+	case data.Float32:
+		if x, ok := v.(float32); ok {
+			e.float(float64(x), true)
+			return true, nil
+		}
+	case data.Float64:
+		if x, ok := v.(float64); ok {
+			e.float(x, false)
+			return true, nil
+		}
+	case data.Boolean:
+		if x, ok := v.(bool); ok {
+			e.buf = strconv.AppendBool(e.buf, x)
+			return true, nil
+		}
+	case data.String:
+		if x, ok := v.(string); ok {
+			e.str(x)
+			return true, nil
+		}
+	case data.Bytes:
+		if x, ok := v.([]byte); ok {
+			e.bytes(x)
+			return true, nil
+		}
+	default:
+		return true, dataError("Couldn't convert %s to JSON: unknown schema type %q", data.ValueString(v), t)
+	}
+	return false, nil
+}
+
+// array writes a list whose elements are s.Value (schemaless when s is nil).
+func (e *encoder) array(s *data.Schema, x []any, depth int) error {
+	var elem *data.Schema
+	if s != nil {
+		elem = s.Value
+	}
+	e.buf = append(e.buf, '[')
+	for i, el := range x {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		if err := e.valueAt(elem, el, depth+1); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, ']')
+	return nil
+}
+
+// structValue writes a struct as an object of its fields in schema order.
+// Schemaless, the struct's own schema applies; otherwise it must equal s.
+func (e *encoder) structValue(s *data.Schema, x *data.StructValue, depth int) error {
+	if s == nil {
+		s = x.Schema()
+	} else if !x.Schema().Equal(s) {
+		return dataError("Mismatching schema.")
+	}
+	e.buf = append(e.buf, '{')
+	for i, f := range s.Fields {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.str(f.Name)
+		e.buf = append(e.buf, ':')
+		if err := e.valueAt(f.Schema, x.RawAt(i), depth+1); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
 }
 
 // schemalessFallback writes Go values that have no Connect type but an

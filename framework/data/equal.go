@@ -41,41 +41,40 @@ func ValueEqual(a, b any) bool {
 		return ok && (x == y || (x != x && y != y))
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !ValueEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && listEqual(x, y)
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !ValueEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && mapEqual(x, y)
 	case map[any]any:
 		y, ok := b.(map[any]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !ValueEqual(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && mapEqual(x, y)
 	}
 	return isComparable(a) && isComparable(b) && a == b
+}
+
+func listEqual(x, y []any) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if !ValueEqual(x[i], y[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func mapEqual[K comparable](x, y map[K]any) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for k, v := range x {
+		w, ok := y[k]
+		if !ok || !ValueEqual(v, w) {
+			return false
+		}
+	}
+	return true
 }
 
 func isComparable(v any) bool {

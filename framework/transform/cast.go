@@ -357,21 +357,48 @@ func javaInt(f float64) int32 {
 	return int32(f)
 }
 
+// castTo converts v to the primitive type target as Kafka's Cast does.
 func castTo(v any, target data.Type) (any, error) {
-	i, f, isFloat, isNum := number(v)
-	outOfRange := func() error {
-		return dataErr("Value (%s) was out of range for requested data type", data.ValueString(v))
-	}
-	unexpected := func() error { return dataErr("Unexpected type in Cast transformation: %T", v) }
-	b, isBool := v.(bool)
-	str, isStr := v.(string)
-	boolInt := int64(0)
-	if b {
-		boolInt = 1
-	}
 	switch target {
 	case data.Int8, data.Int16, data.Int32, data.Int64:
-		var n int64
+		return castToInt(v, target)
+	case data.Float32, data.Float64:
+		return castToFloat(v, target)
+	case data.Boolean:
+		return castToBool(v)
+	case data.String:
+		return castToString(v), nil
+	}
+	return nil, dataErr("%s is not supported in the Cast transformation.", target.KafkaName())
+}
+
+func castOutOfRange(v any) error {
+	return dataErr("Value (%s) was out of range for requested data type", data.ValueString(v))
+}
+
+func castUnexpected(v any) error { return dataErr("Unexpected type in Cast transformation: %T", v) }
+
+// boolInt is a boolean as Kafka's Cast counts it: 1 or 0.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func castToInt(v any, target data.Type) (any, error) {
+	i, f, isFloat, isNum := number(v)
+	var n int64
+	switch x := v.(type) {
+	case bool:
+		n = boolInt(x)
+	case string:
+		p, err := strconv.ParseInt(x, 10, intBits(target))
+		if err != nil {
+			return nil, castOutOfRange(v)
+		}
+		n = p
+	default:
 		switch {
 		case isNum && isFloat && target == data.Int64:
 			n = javaLong(f)
@@ -379,87 +406,89 @@ func castTo(v any, target data.Type) (any, error) {
 			n = int64(javaInt(f)) // Java narrows double via int
 		case isNum:
 			n = i
-		case isBool:
-			n = boolInt
-		case isStr:
-			p, err := strconv.ParseInt(str, 10, intBits(target))
-			if err != nil {
-				return nil, outOfRange()
-			}
-			n = p
 		default:
-			return nil, unexpected()
+			return nil, castUnexpected(v)
 		}
-		switch target {
-		case data.Int8:
-			return int8(n), nil
-		case data.Int16:
-			return int16(n), nil
-		case data.Int32:
-			return int32(n), nil
+	}
+	switch target {
+	case data.Int8:
+		return int8(n), nil
+	case data.Int16:
+		return int16(n), nil
+	case data.Int32:
+		return int32(n), nil
+	}
+	return n, nil
+}
+
+func castToFloat(v any, target data.Type) (any, error) {
+	i, f, isFloat, isNum := number(v)
+	var x float64
+	switch y := v.(type) {
+	case bool:
+		x = float64(boolInt(y))
+	case string:
+		p, err := parseJavaFloat(y)
+		if err != nil {
+			return nil, castOutOfRange(v)
 		}
-		return n, nil
-	case data.Float32, data.Float64:
-		var x float64
-		switch {
-		case isNum && !isFloat:
-			if d, ok := v.(data.Decimal); ok {
-				x = d.Float64()
-			} else {
-				x = float64(i)
-			}
-		case isNum:
-			x = f
-		case isBool:
-			x = float64(boolInt)
-		case isStr:
-			p, err := parseJavaFloat(str)
-			if err != nil {
-				return nil, outOfRange()
-			}
-			x = p
-		default:
-			return nil, unexpected()
-		}
-		if target == data.Float32 {
-			return float32(x), nil
-		}
-		return x, nil
-	case data.Boolean:
+		x = p
+	case data.Decimal:
+		x = y.Float64()
+	default:
 		switch {
 		case isNum && isFloat:
-			return javaLong(f) != 0, nil
+			x = f
 		case isNum:
-			return i != 0, nil
-		case isBool:
-			return b, nil
-		case isStr:
-			return strings.EqualFold(str, "true"), nil
+			x = float64(i)
+		default:
+			return nil, castUnexpected(v)
 		}
-		return nil, unexpected()
-	case data.String:
-		switch x := v.(type) {
-		case time.Time:
-			return isoString(x), nil
-		case []byte:
-			return base64.StdEncoding.EncodeToString(x), nil
-		case float32:
-			return javafmt.FormatFloat(x), nil
-		case float64:
-			return javafmt.FormatDouble(x), nil
-		case string:
-			return x, nil
-		case bool:
-			return strconv.FormatBool(x), nil
-		case data.Decimal:
-			return x.String(), nil
-		}
-		if isNum {
-			return strconv.FormatInt(i, 10), nil
-		}
-		return data.ValueString(v), nil
 	}
-	return nil, dataErr("%s is not supported in the Cast transformation.", target.KafkaName())
+	if target == data.Float32 {
+		return float32(x), nil
+	}
+	return x, nil
+}
+
+func castToBool(v any) (any, error) {
+	i, f, isFloat, isNum := number(v)
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		return strings.EqualFold(x, "true"), nil
+	}
+	switch {
+	case isNum && isFloat:
+		return javaLong(f) != 0, nil
+	case isNum:
+		return i != 0, nil
+	}
+	return nil, castUnexpected(v)
+}
+
+func castToString(v any) string {
+	switch x := v.(type) {
+	case time.Time:
+		return isoString(x)
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case float32:
+		return javafmt.FormatFloat(x)
+	case float64:
+		return javafmt.FormatDouble(x)
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case data.Decimal:
+		return x.String()
+	}
+	if i, _, _, isNum := number(v); isNum {
+		return strconv.FormatInt(i, 10)
+	}
+	return data.ValueString(v)
 }
 
 // isoString formats a Date/Time/Timestamp value as Kafka's

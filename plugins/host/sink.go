@@ -39,123 +39,60 @@ type SinkFailure struct {
 // the host buffer without limit.
 const maxCredits = 1024
 
-// sinkStream is a sink task stream: the data channel's (protocol version 2)
-// or a gRPC stream (version 1).
-type sinkStream interface {
-	Send(*pluginpb.SinkRequest) error
-	Recv() (*pluginpb.SinkResponse, error)
-}
+// sinkStream is a sink task stream.
+type sinkStream = taskStream[*pluginpb.SinkRequest, *pluginpb.SinkResponse]
 
 // SinkTask is a sink task running in a plugin process.
 type SinkTask struct {
-	p      *Process
-	name   string
+	task   // notify: a result or credit arrived, or the task failed
 	stream sinkStream
-	cancel context.CancelFunc
 
 	credits chan struct{} // one token per put batch the plugin accepts
-	// aw is the stream's wait that reads the channel itself (protocol
-	// version 2; nil for version 1), notify its wake-up: a value whenever
-	// a result or credit arrived or the task failed on another goroutine.
-	aw     awaiter
-	notify chan struct{}
 
 	sendMu sync.Mutex
 	packed []byte // reused encoding buffer (guarded by sendMu)
 
-	mu      sync.Mutex
-	nextID  uint64
-	waiters map[uint64]chan *pluginpb.SinkResult
+	results replies[*pluginpb.SinkResult]
 
-	failOnce sync.Once
-	failed   chan struct{}
-	failErr  error
 	stopping atomic.Bool // the stream ending after Stop is not a failure
-	ended    bool        // handle saw the end or failed the task (handle's own)
 }
 
 // StartSinkTask starts a sink task and waits until the plugin has started
 // it and granted its first credits.
 func (p *Process) StartSinkTask(ctx context.Context, s SinkTaskStart) (*SinkTask, error) {
-	if p.exited() {
-		return nil, fmt.Errorf("plugin %s: start sink task: %w", p.m.Name, p.gone())
-	}
-	life, cancel := context.WithCancel(context.Background())
-	var stream sinkStream
-	var err error
-	if p.data != nil {
-		stream, err = wire.OpenSink(life, p.data)
-	} else {
-		stream, err = p.rpc.SinkTask(life)
-	}
-	if err != nil {
-		cancel()
-		return nil, p.failure("start sink task", err, false)
-	}
 	t := &SinkTask{
-		p: p, name: fmt.Sprintf("%s-%d", s.Connector, s.Task), stream: stream, cancel: cancel,
-		credits: make(chan struct{}, maxCredits), waiters: map[uint64]chan *pluginpb.SinkResult{},
-		failed: make(chan struct{}), notify: make(chan struct{}, 1),
+		task:    task{kind: "sink task", name: fmt.Sprintf("%s-%d", s.Connector, s.Task)},
+		credits: make(chan struct{}, maxCredits),
 	}
-	t.aw, _ = stream.(awaiter)
+	open := func(life context.Context) (sinkStream, error) {
+		if p.data != nil {
+			return wire.OpenSink(life, p.data)
+		}
+		return p.rpc.SinkTask(life)
+	}
 	start := &pluginpb.SinkStart{Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults}
-	if err := stream.Send(&pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Start{Start: start}}); err != nil {
-		cancel()
-		return nil, p.failure("start sink task", err, false)
-	}
-	first, err := recvWithin(ctx, p.opts.CallTimeout, stream.Recv)
+	stream, first, err := openTask(ctx, p, &t.task, open, &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Start{Start: start}})
 	if err != nil {
-		cancel()
-		return nil, p.failure("start sink task "+t.name, err, errors.Is(err, errRecvTimeout))
+		return nil, err
 	}
+	t.stream = stream
 	switch m := first.Msg.(type) {
 	case *pluginpb.SinkResponse_Started:
 		n := int(m.Started.GetCredits())
 		if n <= 0 || n > maxCredits {
-			cancel()
+			t.cancel()
 			return nil, fmt.Errorf("plugin %s: start sink task %s: %w: %d initial credits", p.m.Name, t.name, ErrProtocol, n)
 		}
 		for range n {
 			t.credits <- struct{}{}
 		}
 	case *pluginpb.SinkResponse_Failed:
-		cancel()
-		return nil, fmt.Errorf("sink task %s: %w", t.name, wire.ErrorFromPB(m.Failed))
+		return nil, t.notStarted(m.Failed, nil)
 	default:
-		cancel()
-		return nil, fmt.Errorf("plugin %s: start sink task %s: %w: expected started, got %T", p.m.Name, t.name, ErrProtocol, first.Msg)
+		return nil, t.notStarted(nil, first.Msg)
 	}
 	deliver(stream, t.handle)
 	return t, nil
-}
-
-func (t *SinkTask) fail(err error) {
-	t.failOnce.Do(func() {
-		t.failErr = err
-		close(t.failed)
-		signal(t.notify)
-		if t.p.data != nil {
-			t.p.data.Interrupt() // a call reading the channel returns
-		}
-		t.cancel()
-		if !t.p.isClosing() {
-			t.p.log.Error("sink task failed", "task", t.name, "error", err)
-		}
-	})
-}
-
-// Err returns the task's failure, or nil while it runs.
-func (t *SinkTask) Err() error {
-	select {
-	case <-t.failed:
-		return t.failErr
-	default:
-		return nil
-	}
-}
-
-func (t *SinkTask) protoErr(format string, args ...any) error {
-	return fmt.Errorf("plugin %s: sink task %s: %w: %s", t.p.m.Name, t.name, ErrProtocol, fmt.Sprintf(format, args...))
 }
 
 // handle takes the plugin's messages and the stream's end, one at a time
@@ -167,11 +104,7 @@ func (t *SinkTask) handle(m *pluginpb.SinkResponse, err error) {
 		return
 	}
 	if err != nil {
-		t.ended = true
-		if !t.stopping.Load() {
-			// failure may wait for the process to exit: not here.
-			go func() { t.fail(t.p.failure("sink task "+t.name, err, false)) }()
-		}
+		t.streamEnded(err, t.stopping.Load())
 		return
 	}
 	switch x := m.Msg.(type) {
@@ -186,37 +119,16 @@ func (t *SinkTask) handle(m *pluginpb.SinkResponse, err error) {
 		}
 		signal(t.notify)
 	case *pluginpb.SinkResponse_Result:
-		t.mu.Lock()
-		ch, ok := t.waiters[x.Result.GetId()]
-		delete(t.waiters, x.Result.GetId())
-		t.mu.Unlock()
-		if !ok {
+		if !t.results.deliver(x.Result.GetId(), x.Result) {
 			t.end(t.protoErr("result for unknown request %d", x.Result.GetId()))
 			return
 		}
-		ch <- x.Result // buffered, one result per request
 		signal(t.notify)
 	case *pluginpb.SinkResponse_Failed:
-		t.end(fmt.Errorf("sink task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
+		t.failedInPlugin(x.Failed)
 	default:
 		t.end(t.protoErr("unexpected message %T", m.Msg))
 	}
-}
-
-// end fails the task from handle and ignores what the plugin sends after.
-func (t *SinkTask) end(err error) {
-	t.ended = true
-	t.fail(err)
-}
-
-func (t *SinkTask) register() (uint64, chan *pluginpb.SinkResult) {
-	ch := make(chan *pluginpb.SinkResult, 1)
-	t.mu.Lock()
-	t.nextID++
-	id := t.nextID
-	t.waiters[id] = ch
-	t.mu.Unlock()
-	return id, ch
 }
 
 // await waits for the result of request id, bounded by CallTimeout.
@@ -240,9 +152,7 @@ func (t *SinkTask) await(ctx context.Context, op string, ch chan *pluginpb.SinkR
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-timer.C:
-		err := fmt.Errorf("plugin %s: sink task %s: %s: %w within %s", t.p.m.Name, t.name, op, ErrTimeout, t.p.opts.CallTimeout)
-		t.fail(err)
-		return nil, err
+		return nil, t.timeoutErr(op, "")
 	}
 }
 
@@ -251,7 +161,7 @@ func (t *SinkTask) call(ctx context.Context, op string, build func(id uint64) *p
 	if err := t.Err(); err != nil {
 		return nil, err
 	}
-	id, ch := t.register()
+	id, ch := t.results.register()
 	t.sendMu.Lock()
 	err := t.stream.Send(build(id))
 	t.sendMu.Unlock()
@@ -349,7 +259,7 @@ func (t *SinkTask) Put(ctx context.Context, records []chain.Raw) (PutResult, err
 // putWithCredit sends a batch for which a credit was taken and waits for
 // its result.
 func (t *SinkTask) putWithCredit(ctx context.Context, records []chain.Raw) (PutResult, error) {
-	id, ch := t.register()
+	id, ch := t.results.register()
 	if err := t.sendPut(id, records); err != nil {
 		err = t.p.failure("sink task "+t.name+": put", err, false)
 		t.fail(err)
@@ -419,19 +329,6 @@ func (t *SinkTask) Stop(ctx context.Context) error {
 	return err
 }
 
-// awaiter is the wait of a data channel stream (datachan.Conn.Await).
-type awaiter interface {
-	Await(ctx context.Context, deadline time.Time, done func() bool, wake <-chan struct{}) error
-}
-
-// signal leaves a wake-up in a notification channel of capacity one.
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
 // waitFor waits, within the call timeout, until ready reports true or the
 // task fails (protocol version 2): the caller reads the data channel
 // itself while nobody else does (datachan.Conn.Await), so the result or
@@ -471,7 +368,5 @@ func (t *SinkTask) waitFor(ctx context.Context, op string, ready func() bool) er
 		case <-timer.C:
 		}
 	}
-	terr := fmt.Errorf("plugin %s: sink task %s: %s: %w within %s (the task's call hangs?)", t.p.m.Name, t.name, op, ErrTimeout, t.p.opts.CallTimeout)
-	t.fail(terr)
-	return terr
+	return t.timeoutErr(op, " (the task's call hangs?)")
 }

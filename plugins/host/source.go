@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -73,35 +72,21 @@ type SourceBatch struct {
 	bulks [][]byte // the data channel buffers the records point into
 }
 
-// sourceStream is a source task stream: the data channel's (protocol
-// version 2) or a gRPC stream (version 1).
-type sourceStream interface {
-	Send(*pluginpb.SourceRequest) error
-	Recv() (*pluginpb.SourceResponse, error)
-}
+// sourceStream is a source task stream.
+type sourceStream = taskStream[*pluginpb.SourceRequest, *pluginpb.SourceResponse]
 
 // SourceTask is a source task running in a plugin process.
 type SourceTask struct {
-	p      *Process
-	name   string
+	task   // notify: a batch arrived or the task failed
 	stream sourceStream
-	cancel context.CancelFunc
 
 	sendMu sync.Mutex
 
 	batches chan *SourceBatch
-	aw      awaiter       // protocol version 2: Next reads the channel itself
-	notify  chan struct{} // a batch arrived or the task failed
-	held    atomic.Int32  // credits the plugin holds (granted minus batches received)
-	last    atomic.Int64  // unix nanos of the last message from the plugin
+	held    atomic.Int32 // credits the plugin holds (granted minus batches received)
+	last    atomic.Int64 // unix nanos of the last message from the plugin
 
-	failOnce sync.Once
-	failed   chan struct{}
-	failErr  error
-
-	commitMu sync.Mutex
-	commitID uint64
-	commits  map[uint64]chan error
+	commits replies[error]
 
 	spareMu sync.Mutex
 	spare   []SourceRecord // a released batch's records slice, for the next batch
@@ -114,37 +99,25 @@ type SourceTask struct {
 	asmSeq  uint64
 	lastSeq uint64
 	dec     wire.Decoder
-	ended   bool // handle saw the end or failed the task
 }
 
 // StartSourceTask starts a source task and waits until the plugin has
 // started it.
 func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*SourceTask, error) {
-	if p.exited() {
-		return nil, fmt.Errorf("plugin %s: start source task: %w", p.m.Name, p.gone())
-	}
 	if s.Credits <= 0 {
 		s.Credits = 2
 	}
-	life, cancel := context.WithCancel(context.Background())
-	var stream sourceStream
-	var err error
-	if p.data != nil {
-		stream, err = wire.OpenSource(life, p.data)
-	} else {
-		stream, err = p.rpc.SourceTask(life)
-	}
-	if err != nil {
-		cancel()
-		return nil, p.failure("start source task", err, false)
-	}
 	t := &SourceTask{
-		p: p, name: fmt.Sprintf("%s-%d", s.Connector, s.Task), stream: stream, cancel: cancel,
+		task:    task{kind: "source task", name: fmt.Sprintf("%s-%d", s.Connector, s.Task)},
 		batches: make(chan *SourceBatch, s.Credits),
-		failed:  make(chan struct{}), commits: map[uint64]chan error{}, stopped: make(chan struct{}),
-		notify: make(chan struct{}, 1),
+		stopped: make(chan struct{}),
 	}
-	t.aw, _ = stream.(awaiter)
+	open := func(life context.Context) (sourceStream, error) {
+		if p.data != nil {
+			return wire.OpenSource(life, p.data)
+		}
+		return p.rpc.SourceTask(life)
+	}
 	start := &pluginpb.SourceStart{
 		Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults,
 		Credits: int32(s.Credits), BatchBytes: int64(p.opts.BatchBytes),
@@ -153,93 +126,23 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 	for _, o := range s.Offsets {
 		start.Offsets = append(start.Offsets, &pluginpb.SourceOffset{Partition: o.Partition, Offset: o.Offset})
 	}
-	if err := stream.Send(&pluginpb.SourceRequest{Msg: &pluginpb.SourceRequest_Start{Start: start}}); err != nil {
-		cancel()
-		return nil, p.failure("start source task", err, false)
-	}
-	first, err := recvWithin(ctx, p.opts.CallTimeout, stream.Recv)
+	stream, first, err := openTask(ctx, p, &t.task, open, &pluginpb.SourceRequest{Msg: &pluginpb.SourceRequest_Start{Start: start}})
 	if err != nil {
-		cancel()
-		return nil, p.failure("start source task "+t.name, err, errors.Is(err, errRecvTimeout))
+		return nil, err
 	}
+	t.stream = stream
 	switch m := first.Msg.(type) {
 	case *pluginpb.SourceResponse_Started:
 	case *pluginpb.SourceResponse_Failed:
-		cancel()
-		return nil, fmt.Errorf("source task %s: %w", t.name, wire.ErrorFromPB(m.Failed))
+		return nil, t.notStarted(m.Failed, nil)
 	default:
-		cancel()
-		return nil, fmt.Errorf("plugin %s: start source task %s: %w: expected started, got %T", p.m.Name, t.name, ErrProtocol, first.Msg)
+		return nil, t.notStarted(nil, first.Msg)
 	}
 	t.held.Store(int32(s.Credits))
 	t.last.Store(time.Now().UnixNano())
 	deliver(stream, t.handle)
 	go t.watchdog()
 	return t, nil
-}
-
-var errRecvTimeout = errors.New("no reply")
-
-// deliver hands a task stream's messages, then its end, to h one at a
-// time: on the data channel's reading goroutine (protocol version 2; h
-// must not block), or from a goroutine of its own waiting in Recv (gRPC
-// streams).
-func deliver[M any](s interface{ Recv() (M, error) }, h func(M, error)) {
-	if hs, ok := s.(interface{ Handle(func(M, error)) }); ok {
-		hs.Handle(h)
-		return
-	}
-	go func() {
-		for {
-			m, err := s.Recv()
-			h(m, err)
-			if err != nil {
-				return
-			}
-		}
-	}()
-}
-
-// recvWithin receives one message, bounded by d and ctx. On timeout the
-// caller must cancel the stream (the receive goroutine ends then).
-func recvWithin[T any](ctx context.Context, d time.Duration, recv func() (T, error)) (T, error) {
-	type res struct {
-		m   T
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		m, err := recv()
-		ch <- res{m, err}
-	}()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case r := <-ch:
-		return r.m, r.err
-	case <-timer.C:
-		var zero T
-		return zero, errRecvTimeout
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
-
-// fail records the task's failure once and tears the stream down.
-func (t *SourceTask) fail(err error) {
-	t.failOnce.Do(func() {
-		t.failErr = err
-		close(t.failed)
-		signal(t.notify)
-		if t.p.data != nil {
-			t.p.data.Interrupt() // a Next reading the channel returns
-		}
-		t.cancel()
-		if !t.p.isClosing() {
-			t.p.log.Error("source task failed", "task", t.name, "error", err)
-		}
-	})
 }
 
 // handle takes the plugin's messages and the stream's end, one at a time
@@ -251,14 +154,7 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 		return
 	}
 	if err != nil {
-		t.ended = true
-		select {
-		case <-t.stopped:
-			return
-		default:
-		}
-		// failure may wait for the process to exit: not here.
-		go func() { t.fail(t.p.failure("source task "+t.name, err, false)) }()
+		t.streamEnded(err, t.isStopped())
 		return
 	}
 	t.last.Store(time.Now().UnixNano())
@@ -308,18 +204,13 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 		}
 		t.asm = nil
 	case *pluginpb.SourceResponse_CommitResult:
-		t.commitMu.Lock()
-		ch, ok := t.commits[x.CommitResult.GetId()]
-		delete(t.commits, x.CommitResult.GetId())
-		t.commitMu.Unlock()
-		if !ok {
+		if !t.commits.deliver(x.CommitResult.GetId(), wire.ErrorFromPB(x.CommitResult.GetError())) {
 			t.end(t.protoErr("commit result for unknown commit %d", x.CommitResult.GetId()))
 			return
 		}
-		ch <- wire.ErrorFromPB(x.CommitResult.GetError()) // buffered, one result per commit
 	case *pluginpb.SourceResponse_Heartbeat:
 	case *pluginpb.SourceResponse_Failed:
-		t.end(fmt.Errorf("source task %s failed in the plugin: %w", t.name, wire.ErrorFromPB(x.Failed)))
+		t.failedInPlugin(x.Failed)
 	case *pluginpb.SourceResponse_Stopped:
 		t.ended = true
 		close(t.stopped)
@@ -328,14 +219,14 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 	}
 }
 
-// end fails the task from handle and ignores what the plugin sends after.
-func (t *SourceTask) end(err error) {
-	t.ended = true
-	t.fail(err)
-}
-
-func (t *SourceTask) protoErr(format string, args ...any) error {
-	return fmt.Errorf("plugin %s: source task %s: %w: %s", t.p.m.Name, t.name, ErrProtocol, fmt.Sprintf(format, args...))
+// isStopped reports whether the plugin confirmed the task stopped.
+func (t *SourceTask) isStopped() bool {
+	select {
+	case <-t.stopped:
+		return true
+	default:
+		return false
+	}
 }
 
 func appendBatch(dst *SourceBatch, b *pluginpb.SourceBatch, dec *wire.Decoder) error {
@@ -510,28 +401,13 @@ func (t *SourceTask) takeSpare(n int) []SourceRecord {
 	return recs
 }
 
-// Err returns the task's failure, or nil while it runs.
-func (t *SourceTask) Err() error {
-	select {
-	case <-t.failed:
-		return t.failErr
-	default:
-		return nil
-	}
-}
-
 // Commit tells the plugin these offsets are durable; the task's
 // SourceTask.Commit runs plugin-side and its error is returned.
 func (t *SourceTask) Commit(ctx context.Context, offsets []Offset) error {
 	if err := t.Err(); err != nil {
 		return err
 	}
-	ch := make(chan error, 1)
-	t.commitMu.Lock()
-	t.commitID++
-	id := t.commitID
-	t.commits[id] = ch
-	t.commitMu.Unlock()
+	id, ch := t.commits.register()
 	req := &pluginpb.SourceCommit{Id: id}
 	for _, o := range offsets {
 		req.Offsets = append(req.Offsets, &pluginpb.SourceOffset{Partition: o.Partition, Offset: o.Offset})
@@ -554,9 +430,7 @@ func (t *SourceTask) Commit(ctx context.Context, offsets []Offset) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-timer.C:
-		err := fmt.Errorf("plugin %s: source task %s: commit: %w within %s", t.p.m.Name, t.name, ErrTimeout, t.p.opts.CallTimeout)
-		t.fail(err)
-		return err
+		return t.timeoutErr("commit", "")
 	}
 }
 
@@ -583,9 +457,7 @@ func (t *SourceTask) Stop(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-timer.C:
-			err := fmt.Errorf("plugin %s: source task %s: stop: %w within %s", t.p.m.Name, t.name, ErrTimeout, t.p.opts.CallTimeout)
-			t.fail(err)
-			return err
+			return t.timeoutErr("stop", "")
 		}
 	}
 }

@@ -719,7 +719,17 @@ func (r *run) readDLQ(ctx context.Context, rep *Report) error {
 
 // complete runs the final checks and fills the report.
 func (r *run) complete(ctx context.Context, rep *Report) *Report {
-	// Everything runs, as the REST API reports it.
+	r.checkRunning(ctx, rep)
+	r.checkExactlyOnce(rep)
+	r.checkCounters(rep)
+	r.checkDeadLetters(rep)
+	r.recordFaults(rep)
+	r.recordResources(rep)
+	return rep
+}
+
+// checkRunning: everything runs, as the REST API reports it.
+func (r *run) checkRunning(ctx context.Context, rep *Report) {
 	if cl := r.cl.any(0); cl != nil {
 		for _, name := range connectorNames {
 			st, err := cl.Status(ctx, name)
@@ -742,8 +752,10 @@ func (r *run) complete(ctx context.Context, rep *Report) *Report {
 	if !r.mon.healthy(5 * time.Second) {
 		r.violate("at the end not every unit runs: %s", r.mon.downSummary())
 	}
+}
 
-	// Exactly once: source and replica.
+// checkExactlyOnce: source and replica.
+func (r *run) checkExactlyOnce(rep *Report) {
 	if d := rep.Datagen; d != nil {
 		if !d.OK() {
 			r.violate("source topic: %d duplicates, %d missing, %d reordered, %d invalid records of the datagen sequence; %v",
@@ -757,29 +769,36 @@ func (r *run) complete(ctx context.Context, rep *Report) *Report {
 		r.violate("replica vs source: %d duplicates, %d lost, %d pending, %d unexpected, %d reordered, %d moved; %v",
 			c.Duplicates, c.Lost, c.Pending, c.Unexpected, c.Reordered, c.Moved, c.Examples)
 	}
-	// Effectively once: every counter exact, nothing else in the set.
-	if rep.ExpectedSums != nil {
-		var wrong []string
-		for k, want := range rep.ExpectedSums {
-			if got, ok := rep.Counters[k]; !ok || got != want {
-				wrong = append(wrong, fmt.Sprintf("%s=%d (want %d)", k, got, want))
-			}
-		}
-		for k, got := range rep.Counters {
-			if _, ok := rep.ExpectedSums[k]; !ok {
-				wrong = append(wrong, fmt.Sprintf("%s=%d (not a datagen key)", k, got))
-			}
-		}
-		sort.Strings(wrong)
-		rep.CounterMismatches = wrong
-		if len(wrong) > 0 {
-			r.violate("%d Aerospike counters differ from their exact sums: %v", len(wrong), wrong)
-		}
-		if len(rep.OddRecords) > 0 {
-			r.violate("Aerospike records without an integer counter: %v", rep.OddRecords)
+}
+
+// checkCounters: effectively once, every counter exact, nothing else in the set.
+func (r *run) checkCounters(rep *Report) {
+	if rep.ExpectedSums == nil {
+		return
+	}
+	var wrong []string
+	for k, want := range rep.ExpectedSums {
+		if got, ok := rep.Counters[k]; !ok || got != want {
+			wrong = append(wrong, fmt.Sprintf("%s=%d (want %d)", k, got, want))
 		}
 	}
-	// Dead letters: every bad record, nothing else.
+	for k, got := range rep.Counters {
+		if _, ok := rep.ExpectedSums[k]; !ok {
+			wrong = append(wrong, fmt.Sprintf("%s=%d (not a datagen key)", k, got))
+		}
+	}
+	sort.Strings(wrong)
+	rep.CounterMismatches = wrong
+	if len(wrong) > 0 {
+		r.violate("%d Aerospike counters differ from their exact sums: %v", len(wrong), wrong)
+	}
+	if len(rep.OddRecords) > 0 {
+		r.violate("Aerospike records without an integer counter: %v", rep.OddRecords)
+	}
+}
+
+// checkDeadLetters: every bad record, nothing else.
+func (r *run) checkDeadLetters(rep *Report) {
 	if len(rep.DLQMissing) > 0 {
 		r.violate("%d bad records were not dead-lettered: %v", len(rep.DLQMissing), rep.DLQMissing)
 	}
@@ -789,8 +808,11 @@ func (r *run) complete(ctx context.Context, rep *Report) *Report {
 	if rep.ReplDLQRecords > 0 {
 		r.violate("the replication dead-lettered %d records (it copies bytes: nothing should fail)", rep.ReplDLQRecords)
 	}
+}
 
-	// Faults and recovery.
+// recordFaults: the faults injected, the recoveries against their target,
+// unit failures and REST outcomes.
+func (r *run) recordFaults(rep *Report) {
 	r.events.closeWindows(time.Now())
 	evs := r.events.all()
 	attribute(evs, r.mon.episodes())
@@ -817,23 +839,25 @@ func (r *run) complete(ctx context.Context, rep *Report) *Report {
 		rep.Failures[u.String()] = tr
 	}
 	rep.REST.Total, rep.REST.Refused, rep.REST.ByCode = r.restCounts.total, r.restCounts.refused, r.restCounts.byCode
+}
 
-	// Resources.
-	if r.smp != nil {
-		ss := r.smp.all()
-		rep.Samples = ss
-		if len(ss) > 0 {
-			rep.First, rep.Last = ss[0], ss[len(ss)-1]
-		}
-		rep.Trends = trends(ss)
-		for _, t := range rep.Trends {
-			if t.Judged && t.Growing && r.opts.JudgeTrends {
-				r.violate("%s grows: median %.1f → %.1f %s (Theil–Sen %+.1f %s/h)", t.Name, t.Early, t.Late, t.Unit, t.SlopePerHour, t.Unit)
-			}
-		}
-		rep.Rates = rates(ss)
+// recordResources: the samples, their trends (judged when asked) and rates.
+func (r *run) recordResources(rep *Report) {
+	if r.smp == nil {
+		return
 	}
-	return rep
+	ss := r.smp.all()
+	rep.Samples = ss
+	if len(ss) > 0 {
+		rep.First, rep.Last = ss[0], ss[len(ss)-1]
+	}
+	rep.Trends = trends(ss)
+	for _, t := range rep.Trends {
+		if t.Judged && t.Growing && r.opts.JudgeTrends {
+			r.violate("%s grows: median %.1f → %.1f %s (Theil–Sen %+.1f %s/h)", t.Name, t.Early, t.Late, t.Unit, t.SlopePerHour, t.Unit)
+		}
+	}
+	rep.Rates = rates(ss)
 }
 
 // teardown stops everything the run started and checks that no plugin

@@ -537,149 +537,190 @@ func cdtModify(bins []bin, idx int, o *op, scr *scratch) ([]bin, opResult, Resul
 	if rc != OK {
 		return bins, res, rc
 	}
-	changed := false
+	mo := mapModify{c: c, m: m, exists: exists, res: &res, scr: scr}
+	var out *cdtMap
 	switch c.opcode {
 	case mapSetType:
-		attr, ok := c.intParam(0, 0)
-		if !ok || len(c.params) != 1 {
-			return bins, res, ParameterError
-		}
-		m.flags = byte(attr)
-		m.sort() // key order for an ordered map; harmless otherwise
-		changed = true
+		out, rc = mo.setType()
 	case mapPut, mapAdd, mapReplace:
-		if len(c.params) < 2 || len(c.params) > 4 {
-			return bins, res, ParameterError
-		}
-		flags, rc := putFlags(c, c.opcode, 3)
-		if rc != OK {
-			return bins, res, rc
-		}
-		if !exists {
-			attr, _ := c.intParam(2, 0)
-			if c.opcode == mapReplace {
-				attr = 0
-			}
-			m.flags = byte(attr)
-		}
-		k, n, err := mpMapKey(c.params[0])
-		if err != nil || n != len(c.params[0]) {
-			return bins, res, ParameterError
-		}
-		ok, rc := m.put(k, c.params[0], mpSortMaps(c.params[1]), flags)
-		if rc != OK {
-			return bins, res, rc
-		}
-		changed = ok || !exists
-		res.ptype, res.data = ptInteger, scr.int64(int64(len(m.entries)))
+		out, rc = mo.put()
 	case mapPutItems, mapAddItems, mapReplaceItems:
-		if len(c.params) < 1 || len(c.params) > 3 {
-			return bins, res, ParameterError
-		}
-		flags, rc := putFlags(c, c.opcode, 2)
-		if rc != OK {
-			return bins, res, rc
-		}
-		if !exists {
-			attr, _ := c.intParam(1, 0)
-			if c.opcode == mapReplaceItems {
-				attr = 0
-			}
-			m.flags = byte(attr)
-		}
-		items, err := decodeMap(mpSortMaps(c.params[0]))
-		if err != nil {
-			return bins, res, ParameterError
-		}
-		// Without PARTIAL a denied item (tolerated by NO_FAIL) leaves the
-		// whole op unapplied, so work on a copy.
-		work := &cdtMap{flags: m.flags, entries: slices.Clone(m.entries)}
-		denied := false
-		for _, e := range items.entries {
-			ok, rc := work.put(e.key, e.kraw, e.vraw, flags)
-			if rc != OK {
-				return bins, res, rc
-			}
-			denied = denied || !ok
-		}
-		if !denied || flags&mapFlagPartial != 0 {
-			m = work
-		}
-		changed = true
-		res.ptype, res.data = ptInteger, scr.int64(int64(len(m.entries)))
+		out, rc = mo.putItems()
 	case mapIncrement, mapDecrement:
-		if len(c.params) < 1 || len(c.params) > 4 {
-			return bins, res, ParameterError
-		}
-		if !exists {
-			attr, _ := c.intParam(2, 0)
-			m.flags = byte(attr)
-		}
-		k, n, err := mpMapKey(c.params[0])
-		if err != nil || n != len(c.params[0]) {
-			return bins, res, ParameterError
-		}
-		delta := []byte{0x01}
-		if len(c.params) >= 2 {
-			delta = c.params[1]
-		}
-		val, rc := m.increment(k, c.params[0], delta, c.opcode == mapDecrement)
-		if rc != OK {
-			return bins, res, rc
-		}
-		pt, data, err := mpToParticle(val)
-		if err != nil {
-			return bins, res, ParameterError
-		}
-		res.ptype, res.data = pt, data
-		changed = true
+		out, rc = mo.increment()
 	case mapClear:
-		if len(c.params) != 0 {
-			return bins, res, ParameterError
-		}
-		if !exists {
-			return bins, res, OK
-		}
-		m.entries, m.idx = m.entries[:0], nil
-		changed = true
+		out, rc = mo.clear()
 	case mapRemoveByKey, mapRemoveByKeyList:
-		if len(c.params) != 2 {
-			return bins, res, ParameterError
-		}
-		rt, ok := c.intParam(0, 0)
-		if !ok {
-			return bins, res, ParameterError
-		}
-		found, rc := m.findParamKeys(c.params[1], c.opcode == mapRemoveByKeyList)
-		if rc != OK {
-			return bins, res, rc
-		}
-		res.ptype, res.data, rc = m.result(int(rt), found, c.opcode == mapRemoveByKeyList, scr)
-		if rc != OK {
-			return bins, res, rc
-		}
-		if len(found) > 0 {
-			drop := make([]bool, len(m.entries))
-			for _, i := range found {
-				drop[i] = true
-			}
-			keep := make([]mapEntry, 0, len(m.entries)-len(found))
-			for i, e := range m.entries {
-				if !drop[i] {
-					keep = append(keep, e)
-				}
-			}
-			m.entries, m.idx = keep, nil
-			changed = true
-		}
+		out, rc = mo.removeByKey()
 	default:
 		return bins, res, UnsupportedFeature
 	}
-	if !changed {
-		return bins, res, OK
+	if rc != OK || out == nil {
+		return bins, res, rc
 	}
-	nb := bin{name: binName(bins, idx, o), ptype: ptMap, data: m.encode()}
+	nb := bin{name: binName(bins, idx, o), ptype: ptMap, data: out.encode()}
 	return setBin(bins, idx, nb), res, OK
+}
+
+// mapModify is one map-modify op against the bin's map m (exists: the bin
+// held a map). Each op returns the map to store, or nil when the bin stays
+// as it was, and sets the op's reply in res.
+type mapModify struct {
+	c      *cdtCall
+	m      *cdtMap
+	exists bool
+	res    *opResult
+	scr    *scratch
+}
+
+func (mo mapModify) setType() (*cdtMap, ResultCode) {
+	c, m := mo.c, mo.m
+	attr, ok := c.intParam(0, 0)
+	if !ok || len(c.params) != 1 {
+		return nil, ParameterError
+	}
+	m.flags = byte(attr)
+	m.sort() // key order for an ordered map; harmless otherwise
+	return m, OK
+}
+
+// createAttr gives a map that the op creates the order attribute of
+// parameter i (none for a replace, which creates nothing).
+func (mo mapModify) createAttr(i int, replace bool) {
+	if mo.exists {
+		return
+	}
+	attr, _ := mo.c.intParam(i, 0)
+	if replace {
+		attr = 0
+	}
+	mo.m.flags = byte(attr)
+}
+
+func (mo mapModify) put() (*cdtMap, ResultCode) {
+	c, m := mo.c, mo.m
+	if len(c.params) < 2 || len(c.params) > 4 {
+		return nil, ParameterError
+	}
+	flags, rc := putFlags(c, c.opcode, 3)
+	if rc != OK {
+		return nil, rc
+	}
+	mo.createAttr(2, c.opcode == mapReplace)
+	k, n, err := mpMapKey(c.params[0])
+	if err != nil || n != len(c.params[0]) {
+		return nil, ParameterError
+	}
+	ok, rc := m.put(k, c.params[0], mpSortMaps(c.params[1]), flags)
+	if rc != OK {
+		return nil, rc
+	}
+	mo.res.ptype, mo.res.data = ptInteger, mo.scr.int64(int64(len(m.entries)))
+	if !ok && mo.exists {
+		return nil, OK
+	}
+	return m, OK
+}
+
+func (mo mapModify) putItems() (*cdtMap, ResultCode) {
+	c, m := mo.c, mo.m
+	if len(c.params) < 1 || len(c.params) > 3 {
+		return nil, ParameterError
+	}
+	flags, rc := putFlags(c, c.opcode, 2)
+	if rc != OK {
+		return nil, rc
+	}
+	mo.createAttr(1, c.opcode == mapReplaceItems)
+	items, err := decodeMap(mpSortMaps(c.params[0]))
+	if err != nil {
+		return nil, ParameterError
+	}
+	// Without PARTIAL a denied item (tolerated by NO_FAIL) leaves the
+	// whole op unapplied, so work on a copy.
+	work := &cdtMap{flags: m.flags, entries: slices.Clone(m.entries)}
+	denied := false
+	for _, e := range items.entries {
+		ok, rc := work.put(e.key, e.kraw, e.vraw, flags)
+		if rc != OK {
+			return nil, rc
+		}
+		denied = denied || !ok
+	}
+	if !denied || flags&mapFlagPartial != 0 {
+		m = work
+	}
+	mo.res.ptype, mo.res.data = ptInteger, mo.scr.int64(int64(len(m.entries)))
+	return m, OK
+}
+
+func (mo mapModify) increment() (*cdtMap, ResultCode) {
+	c, m := mo.c, mo.m
+	if len(c.params) < 1 || len(c.params) > 4 {
+		return nil, ParameterError
+	}
+	mo.createAttr(2, false)
+	k, n, err := mpMapKey(c.params[0])
+	if err != nil || n != len(c.params[0]) {
+		return nil, ParameterError
+	}
+	delta := []byte{0x01}
+	if len(c.params) >= 2 {
+		delta = c.params[1]
+	}
+	val, rc := m.increment(k, c.params[0], delta, c.opcode == mapDecrement)
+	if rc != OK {
+		return nil, rc
+	}
+	pt, data, err := mpToParticle(val)
+	if err != nil {
+		return nil, ParameterError
+	}
+	mo.res.ptype, mo.res.data = pt, data
+	return m, OK
+}
+
+func (mo mapModify) clear() (*cdtMap, ResultCode) {
+	if len(mo.c.params) != 0 {
+		return nil, ParameterError
+	}
+	if !mo.exists {
+		return nil, OK
+	}
+	mo.m.entries, mo.m.idx = mo.m.entries[:0], nil
+	return mo.m, OK
+}
+
+func (mo mapModify) removeByKey() (*cdtMap, ResultCode) {
+	c, m := mo.c, mo.m
+	if len(c.params) != 2 {
+		return nil, ParameterError
+	}
+	rt, ok := c.intParam(0, 0)
+	if !ok {
+		return nil, ParameterError
+	}
+	list := c.opcode == mapRemoveByKeyList
+	found, rc := m.findParamKeys(c.params[1], list)
+	if rc != OK {
+		return nil, rc
+	}
+	mo.res.ptype, mo.res.data, rc = m.result(int(rt), found, list, mo.scr)
+	if rc != OK || len(found) == 0 {
+		return nil, rc
+	}
+	drop := make([]bool, len(m.entries))
+	for _, i := range found {
+		drop[i] = true
+	}
+	keep := make([]mapEntry, 0, len(m.entries)-len(found))
+	for i, e := range m.entries {
+		if !drop[i] {
+			keep = append(keep, e)
+		}
+	}
+	m.entries, m.idx = keep, nil
+	return m, OK
 }
 
 // putFlags derives the write flags of a put-style op; flagsAt is the index of

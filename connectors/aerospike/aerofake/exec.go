@@ -444,31 +444,13 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	old := p.lookup(&req.digest, now.cl)
-	if old == nil && mustNotCreate {
-		rep.fail(KeyNotFound)
-		return
-	}
-	if old != nil && req.info2&info2CreateOnly != 0 {
-		rep.fail(KeyExists)
-		return
-	}
 	var curGen uint16
 	if old != nil {
 		curGen = old.gen
 	}
-	if !checkGeneration(req, curGen) {
-		rep.fail(GenerationError)
+	if rc := writeAllowed(req, old, curGen, mustNotCreate); rc != OK {
+		rep.fail(rc)
 		return
-	}
-	if old != nil {
-		if old.set != "" && string(req.set) != old.set {
-			rep.fail(ParameterError)
-			return
-		}
-		if req.key != nil && old.key != nil && !bytes.Equal(req.key, old.key) {
-			rep.fail(KeyMismatch)
-			return
-		}
 	}
 	var oldVoid uint32
 	if old != nil {
@@ -535,6 +517,31 @@ func (s *Server) executeWrite(ns *namespace, p *partition, req *request, now clo
 	}
 	p.store(&req.digest, nr)
 	rep.gen, rep.voidTime = uint32(nr.gen), nr.voidTime
+}
+
+// writeAllowed checks a write against the record it finds (old, nil when
+// there is none; curGen its generation): existence policy, generation, set
+// and stored key.
+func writeAllowed(req *request, old *record, curGen uint16, mustNotCreate bool) ResultCode {
+	if old == nil && mustNotCreate {
+		return KeyNotFound
+	}
+	if old != nil && req.info2&info2CreateOnly != 0 {
+		return KeyExists
+	}
+	if !checkGeneration(req, curGen) {
+		return GenerationError
+	}
+	if old == nil {
+		return OK
+	}
+	if old.set != "" && string(req.set) != old.set {
+		return ParameterError
+	}
+	if req.key != nil && old.key != nil && !bytes.Equal(req.key, old.key) {
+		return KeyMismatch
+	}
+	return OK
 }
 
 // applyWriteOp applies one op of a write to bins and records its result.

@@ -41,59 +41,60 @@ func mpSkipDepth(b []byte, depth int) (int, error) {
 		return mpFixed(b, 1+int(t&0x1f))
 	}
 	switch t {
-	case 0xc4, 0xd9:
+	case 0xc4, 0xd9: // bin 8, str 8
 		return mpSized(b, 1)
-	case 0xc5, 0xda:
+	case 0xc5, 0xda: // bin 16, str 16
 		return mpSized(b, 2)
-	case 0xc6, 0xdb:
+	case 0xc6, 0xdb: // bin 32, str 32
 		return mpSized(b, 4)
-	case 0xc7:
-		n, err := mpSized(b, 1)
-		return n + 1, mpCheck(b, n+1, err)
-	case 0xc8:
-		n, err := mpSized(b, 2)
-		return n + 1, mpCheck(b, n+1, err)
-	case 0xc9:
-		n, err := mpSized(b, 4)
-		return n + 1, mpCheck(b, n+1, err)
-	case 0xca, 0xce, 0xd2:
+	case 0xc7: // ext 8
+		return mpExt(b, 1)
+	case 0xc8: // ext 16
+		return mpExt(b, 2)
+	case 0xc9: // ext 32
+		return mpExt(b, 4)
+	case 0xca, 0xce, 0xd2: // float 32, uint 32, int 32
 		return mpFixed(b, 5)
-	case 0xcb, 0xcf, 0xd3:
+	case 0xcb, 0xcf, 0xd3: // float 64, uint 64, int 64
 		return mpFixed(b, 9)
-	case 0xcc, 0xd0:
+	case 0xcc, 0xd0: // uint 8, int 8
 		return mpFixed(b, 2)
-	case 0xcd, 0xd1:
+	case 0xcd, 0xd1: // uint 16, int 16
 		return mpFixed(b, 3)
-	case 0xd4:
-		return mpFixed(b, 3)
-	case 0xd5:
-		return mpFixed(b, 4)
-	case 0xd6:
-		return mpFixed(b, 6)
-	case 0xd7:
-		return mpFixed(b, 10)
-	case 0xd8:
-		return mpFixed(b, 18)
-	case 0xdc, 0xde:
-		if len(b) < 3 {
-			return 0, errMsgpack
-		}
-		n := uint64(binary.BigEndian.Uint16(b[1:3]))
-		if t == 0xde {
-			n *= 2
-		}
-		return mpSkipItems(b, 3, n, depth)
-	case 0xdd, 0xdf:
-		if len(b) < 5 {
-			return 0, errMsgpack
-		}
-		n := uint64(binary.BigEndian.Uint32(b[1:5]))
-		if t == 0xdf {
-			n *= 2
-		}
-		return mpSkipItems(b, 5, n, depth)
+	case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8: // fixext 1, 2, 4, 8, 16: type, ext type, data
+		return mpFixed(b, 2+1<<(t-0xd4))
+	case 0xdc: // array 16
+		return mpSkipCollection(b, 2, 1, depth)
+	case 0xdd: // array 32
+		return mpSkipCollection(b, 4, 1, depth)
+	case 0xde: // map 16
+		return mpSkipCollection(b, 2, 2, depth)
+	case 0xdf: // map 32
+		return mpSkipCollection(b, 4, 2, depth)
 	}
 	return 0, errMsgpack // 0xc1 is never used
+}
+
+// mpExt skips an ext object with a hdr-byte length: after the length
+// comes the ext type byte, then the data.
+func mpExt(b []byte, hdr int) (int, error) {
+	n, err := mpSized(b, hdr)
+	return n + 1, mpCheck(b, n+1, err)
+}
+
+// mpSkipCollection skips an array or map whose item count is a hdr-byte
+// number after the type; a map entry is per items (2) objects.
+func mpSkipCollection(b []byte, hdr int, per uint64, depth int) (int, error) {
+	if len(b) < 1+hdr {
+		return 0, errMsgpack
+	}
+	var n uint64
+	if hdr == 2 {
+		n = uint64(binary.BigEndian.Uint16(b[1:3]))
+	} else {
+		n = uint64(binary.BigEndian.Uint32(b[1:5]))
+	}
+	return mpSkipItems(b, 1+hdr, n*per, depth)
 }
 
 func mpCheck(b []byte, n int, err error) error {

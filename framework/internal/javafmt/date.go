@@ -107,114 +107,132 @@ func (f *DateFormat) AppendFormat(dst []byte, t time.Time) []byte {
 			dst = append(dst, p.literal...)
 			continue
 		}
-		n := p.count
-		switch p.letter {
-		case 'G':
-			if t.Year() > 0 {
-				dst = append(dst, "AD"...)
-			} else {
-				dst = append(dst, "BC"...)
-			}
-		case 'y':
-			y := t.Year()
-			if y <= 0 { // Java shows the year of era
-				y = 1 - y
-			}
-			if n == 2 {
-				dst = appendPadded(dst, int64(y%100), 2)
-			} else {
-				dst = appendPadded(dst, int64(y), n)
-			}
-		case 'Y':
-			y, _ := weekYear(t)
-			if n == 2 {
-				dst = appendPadded(dst, int64(y%100), 2)
-			} else {
-				dst = appendPadded(dst, int64(y), n)
-			}
-		case 'w':
-			_, w := weekYear(t)
-			dst = appendPadded(dst, int64(w), n)
-		case 'W':
-			first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, t.Location())
-			dst = appendPadded(dst, int64((t.Day()+int(first.Weekday())-1)/7+1), n)
-		case 'M', 'L':
-			switch {
-			case n >= 4:
-				dst = append(dst, t.Month().String()...)
-			case n == 3:
-				dst = append(dst, shortMonths[t.Month()-1]...)
-			default:
-				dst = appendPadded(dst, int64(t.Month()), n)
-			}
-		case 'd':
-			dst = appendPadded(dst, int64(t.Day()), n)
-		case 'D':
-			dst = appendPadded(dst, int64(t.YearDay()), n)
-		case 'F':
-			dst = appendPadded(dst, int64((t.Day()-1)/7+1), n)
-		case 'E':
-			if n >= 4 {
-				dst = append(dst, t.Weekday().String()...)
-			} else {
-				dst = append(dst, shortDays[t.Weekday()]...)
-			}
-		case 'u':
-			wd := int64(t.Weekday())
-			if wd == 0 {
-				wd = 7
-			}
-			dst = appendPadded(dst, wd, n)
-		case 'a':
-			if t.Hour() < 12 {
-				dst = append(dst, "AM"...)
-			} else {
-				dst = append(dst, "PM"...)
-			}
-		case 'H':
-			dst = appendPadded(dst, int64(t.Hour()), n)
-		case 'k':
-			h := t.Hour()
-			if h == 0 {
-				h = 24
-			}
-			dst = appendPadded(dst, int64(h), n)
-		case 'K':
-			dst = appendPadded(dst, int64(t.Hour()%12), n)
-		case 'h':
-			h := t.Hour() % 12
-			if h == 0 {
-				h = 12
-			}
-			dst = appendPadded(dst, int64(h), n)
-		case 'm':
-			dst = appendPadded(dst, int64(t.Minute()), n)
-		case 's':
-			dst = appendPadded(dst, int64(t.Second()), n)
-		case 'S':
-			dst = appendPadded(dst, int64(t.Nanosecond()/int(time.Millisecond)), n)
-		case 'z':
-			name, _ := t.Zone()
-			dst = append(dst, name...)
-		case 'Z':
-			dst = appendOffset(dst, t, false, false)
-		case 'X':
-			_, off := t.Zone()
-			if off == 0 {
-				dst = append(dst, 'Z')
-				break
-			}
-			switch n {
-			case 1:
-				dst = appendOffset(dst, t, false, true)
-			case 2:
-				dst = appendOffset(dst, t, false, false)
-			default:
-				dst = appendOffset(dst, t, true, false)
-			}
-		}
+		dst = appendField(dst, t, p.letter, p.count)
 	}
 	return dst
+}
+
+// appendField appends the field of pattern letter c repeated n times, as
+// SimpleDateFormat writes it.
+func appendField(dst []byte, t time.Time, c byte, n int) []byte {
+	switch c {
+	case 'G':
+		return append(dst, pick(t.Year() > 0, "AD", "BC")...)
+	case 'y':
+		return appendYear(dst, yearOfEra(t.Year()), n)
+	case 'Y':
+		y, _ := weekYear(t)
+		return appendYear(dst, y, n)
+	case 'w':
+		_, w := weekYear(t)
+		return appendPadded(dst, int64(w), n)
+	case 'W':
+		first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, t.Location())
+		return appendPadded(dst, int64((t.Day()+int(first.Weekday())-1)/7+1), n)
+	case 'M', 'L':
+		return appendMonth(dst, t.Month(), n)
+	case 'd':
+		return appendPadded(dst, int64(t.Day()), n)
+	case 'D':
+		return appendPadded(dst, int64(t.YearDay()), n)
+	case 'F':
+		return appendPadded(dst, int64((t.Day()-1)/7+1), n)
+	case 'E':
+		return append(dst, pick(n >= 4, t.Weekday().String(), shortDays[t.Weekday()])...)
+	case 'u':
+		return appendPadded(dst, int64(isoWeekday(t.Weekday())), n)
+	case 'a':
+		return append(dst, pick(t.Hour() < 12, "AM", "PM")...)
+	case 'H':
+		return appendPadded(dst, int64(t.Hour()), n)
+	case 'k':
+		return appendPadded(dst, int64(nonZero(t.Hour(), 24)), n)
+	case 'K':
+		return appendPadded(dst, int64(t.Hour()%12), n)
+	case 'h':
+		return appendPadded(dst, int64(nonZero(t.Hour()%12, 12)), n)
+	case 'm':
+		return appendPadded(dst, int64(t.Minute()), n)
+	case 's':
+		return appendPadded(dst, int64(t.Second()), n)
+	case 'S':
+		return appendPadded(dst, int64(t.Nanosecond()/int(time.Millisecond)), n)
+	case 'z':
+		name, _ := t.Zone()
+		return append(dst, name...)
+	case 'Z':
+		return appendOffset(dst, t, false, false)
+	case 'X':
+		return appendISOOffset(dst, t, n)
+	}
+	return dst
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}
+
+// nonZero returns v, or instead when v is 0: the hour of a clock that
+// counts 1 to 24 ('k') or 1 to 12 ('h').
+func nonZero(v, instead int) int {
+	if v == 0 {
+		return instead
+	}
+	return v
+}
+
+// yearOfEra is the year as Java shows it: 1 BC for year 0, 2 BC for -1.
+func yearOfEra(y int) int {
+	if y <= 0 {
+		return 1 - y
+	}
+	return y
+}
+
+// appendYear writes a year: two digits for "yy", else at least n digits.
+func appendYear(dst []byte, y, n int) []byte {
+	if n == 2 {
+		return appendPadded(dst, int64(y%100), 2)
+	}
+	return appendPadded(dst, int64(y), n)
+}
+
+// appendMonth writes a month: its name from four letters, its short name
+// at three, else its number.
+func appendMonth(dst []byte, m time.Month, n int) []byte {
+	switch {
+	case n >= 4:
+		return append(dst, m.String()...)
+	case n == 3:
+		return append(dst, shortMonths[m-1]...)
+	}
+	return appendPadded(dst, int64(m), n)
+}
+
+// isoWeekday numbers Monday 1 to Sunday 7.
+func isoWeekday(wd time.Weekday) int {
+	if wd == time.Sunday {
+		return 7
+	}
+	return int(wd)
+}
+
+// appendISOOffset writes the 'X' field: Z for UTC, else +hh, +hhmm or
+// +hh:mm by the letter count.
+func appendISOOffset(dst []byte, t time.Time, n int) []byte {
+	if _, off := t.Zone(); off == 0 {
+		return append(dst, 'Z')
+	}
+	switch n {
+	case 1:
+		return appendOffset(dst, t, false, true)
+	case 2:
+		return appendOffset(dst, t, false, false)
+	}
+	return appendOffset(dst, t, true, false)
 }
 
 func appendOffset(dst []byte, t time.Time, colon, hoursOnly bool) []byte {

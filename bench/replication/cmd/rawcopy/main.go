@@ -67,6 +67,7 @@ func main() {
 
 func run(bootstrap, source, target, group, txnID string, interval time.Duration, expect int64, prodProps, consProps kvFlags) (int64, error) {
 	ctx := context.Background()
+	debug := os.Getenv("RAWCOPY_DEBUG") != ""
 	cc := ckafka.ConfigMap{
 		"bootstrap.servers": bootstrap, "group.id": group, "isolation.level": "read_committed",
 		"enable.auto.commit": false, "enable.auto.offset.store": false, "auto.offset.reset": "earliest",
@@ -95,88 +96,139 @@ func run(bootstrap, source, target, group, txnID string, interval time.Duration,
 	if err := p.InitTransactions(ctx); err != nil {
 		return 0, fmt.Errorf("init transactions: %w", err)
 	}
-	if os.Getenv("RAWCOPY_DEBUG") != "" {
+	if debug {
 		log.Printf("init transactions %v", time.Since(ti))
 	}
-
-	md, err := c.GetMetadata(&source, false, 10000)
+	gmd, err := assignAll(c, source)
 	if err != nil {
 		return 0, err
+	}
+	cp := &copier{
+		c: c, p: p, source: source, target: target, interval: interval, expect: expect, debug: debug,
+		gmd: gmd, next: map[int32]ckafka.Offset{},
+	}
+	return cp.loop(ctx)
+}
+
+// assignAll assigns every partition of topic from its beginning and returns
+// the group metadata that commits offsets within a transaction.
+func assignAll(c *ckafka.Consumer, topic string) (*ckafka.ConsumerGroupMetadata, error) {
+	md, err := c.GetMetadata(&topic, false, 10000)
+	if err != nil {
+		return nil, err
 	}
 	var tps []ckafka.TopicPartition
-	for _, pm := range md.Topics[source].Partitions {
-		tps = append(tps, ckafka.TopicPartition{Topic: &source, Partition: pm.ID, Offset: ckafka.OffsetBeginning})
+	for _, pm := range md.Topics[topic].Partitions {
+		tps = append(tps, ckafka.TopicPartition{Topic: &topic, Partition: pm.ID, Offset: ckafka.OffsetBeginning})
 	}
 	if err := c.Assign(tps); err != nil {
-		return 0, err
+		return nil, err
 	}
-	gmd, err := c.GetConsumerGroupMetadata()
-	if err != nil {
-		return 0, err
-	}
+	return c.GetConsumerGroupMetadata()
+}
 
+// copier is the copy loop: one transaction per interval, holding what was
+// consumed in it and the consumer's offsets.
+type copier struct {
+	c              *ckafka.Consumer
+	p              *ckafka.Producer
+	source, target string
+	interval       time.Duration
+	expect         int64
+	debug          bool
+	gmd            *ckafka.ConsumerGroupMetadata
+	next           map[int32]ckafka.Offset // next offset to consume, per partition
+}
+
+// loop copies transaction after transaction until expect records are
+// committed (forever when expect is 0) and returns how many were.
+func (cp *copier) loop(ctx context.Context) (int64, error) {
 	var copied int64
-	next := map[int32]ckafka.Offset{} // next offset to consume, per partition
-	for expect == 0 || copied < expect {
-		if err := p.BeginTransaction(); err != nil {
+	for cp.expect == 0 || copied < cp.expect {
+		if err := cp.p.BeginTransaction(); err != nil {
 			return copied, err
 		}
-		var inTxn int64
-		deadline := time.Now().Add(interval)
-		for time.Now().Before(deadline) {
-			ev := c.Poll(int(max(time.Until(deadline), time.Millisecond).Milliseconds()))
-			m, ok := ev.(*ckafka.Message)
-			if !ok {
-				if e, isErr := ev.(ckafka.Error); isErr && e.IsFatal() {
-					return copied, e
-				}
-				continue
-			}
-			if m.TopicPartition.Error != nil {
-				return copied, m.TopicPartition.Error
-			}
-			out := &ckafka.Message{
-				TopicPartition: ckafka.TopicPartition{Topic: &target, Partition: m.TopicPartition.Partition},
-				Key:            m.Key, Value: m.Value, Headers: m.Headers, Timestamp: m.Timestamp,
-			}
-			for {
-				err := p.Produce(out, nil)
-				if err == nil {
-					break
-				}
-				if e, ok := err.(ckafka.Error); ok && e.Code() == ckafka.ErrQueueFull {
-					p.Flush(10)
-					continue
-				}
-				return copied, err
-			}
-			next[m.TopicPartition.Partition] = m.TopicPartition.Offset + 1
-			inTxn++
-			if expect > 0 && copied+inTxn >= expect {
-				break
-			}
+		inTxn, err := cp.fill(copied)
+		if err != nil {
+			return copied, err
 		}
 		if inTxn == 0 {
-			if err := p.AbortTransaction(ctx); err != nil {
+			if err := cp.p.AbortTransaction(ctx); err != nil {
 				return copied, err
 			}
 			continue
 		}
-		offs := make([]ckafka.TopicPartition, 0, len(next))
-		for part, o := range next {
-			offs = append(offs, ckafka.TopicPartition{Topic: &source, Partition: part, Offset: o})
-		}
-		if err := p.SendOffsetsToTransaction(ctx, offs, gmd); err != nil {
-			return copied, fmt.Errorf("send offsets: %w", err)
-		}
-		tc := time.Now()
-		if err := p.CommitTransaction(ctx); err != nil {
-			return copied, fmt.Errorf("commit: %w", err)
-		}
-		if os.Getenv("RAWCOPY_DEBUG") != "" {
-			log.Printf("txn %d records, commit %v", inTxn, time.Since(tc))
+		if err := cp.commit(ctx, inTxn); err != nil {
+			return copied, err
 		}
 		copied += inTxn
 	}
 	return copied, nil
+}
+
+// fill copies records into the open transaction for one interval, or until
+// expect would be reached, and returns how many it copied.
+func (cp *copier) fill(copied int64) (int64, error) {
+	var inTxn int64
+	deadline := time.Now().Add(cp.interval)
+	for time.Now().Before(deadline) {
+		ev := cp.c.Poll(int(max(time.Until(deadline), time.Millisecond).Milliseconds()))
+		m, ok := ev.(*ckafka.Message)
+		if !ok {
+			if e, isErr := ev.(ckafka.Error); isErr && e.IsFatal() {
+				return inTxn, e
+			}
+			continue
+		}
+		if m.TopicPartition.Error != nil {
+			return inTxn, m.TopicPartition.Error
+		}
+		out := &ckafka.Message{
+			TopicPartition: ckafka.TopicPartition{Topic: &cp.target, Partition: m.TopicPartition.Partition},
+			Key:            m.Key, Value: m.Value, Headers: m.Headers, Timestamp: m.Timestamp,
+		}
+		if err := cp.produce(out); err != nil {
+			return inTxn, err
+		}
+		cp.next[m.TopicPartition.Partition] = m.TopicPartition.Offset + 1
+		inTxn++
+		if cp.expect > 0 && copied+inTxn >= cp.expect {
+			break
+		}
+	}
+	return inTxn, nil
+}
+
+// produce enqueues m, flushing while librdkafka's queue is full.
+func (cp *copier) produce(m *ckafka.Message) error {
+	for {
+		err := cp.p.Produce(m, nil)
+		if err == nil {
+			return nil
+		}
+		if e, ok := err.(ckafka.Error); ok && e.Code() == ckafka.ErrQueueFull {
+			cp.p.Flush(10)
+			continue
+		}
+		return err
+	}
+}
+
+// commit adds the consumed offsets to the transaction and commits it.
+func (cp *copier) commit(ctx context.Context, inTxn int64) error {
+	offs := make([]ckafka.TopicPartition, 0, len(cp.next))
+	for part, o := range cp.next {
+		offs = append(offs, ckafka.TopicPartition{Topic: &cp.source, Partition: part, Offset: o})
+	}
+	if err := cp.p.SendOffsetsToTransaction(ctx, offs, cp.gmd); err != nil {
+		return fmt.Errorf("send offsets: %w", err)
+	}
+	tc := time.Now()
+	if err := cp.p.CommitTransaction(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	if cp.debug {
+		log.Printf("txn %d records, commit %v", inTxn, time.Since(tc))
+	}
+	return nil
 }
