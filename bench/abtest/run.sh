@@ -8,8 +8,8 @@
 # times each (default 5; the order alternates), each in its own tree's
 # package directory, and prints the median of every reported figure and
 # the ratio working-tree/baseline. Defaults: ./connectors/aerospike,
-# BenchmarkSinkInterleaved, -test.benchtime 200x. Output in
-# bench/out/abtest/<time>/.
+# BenchmarkSinkInterleaved, -test.benchtime 200x. Output (both binaries'
+# results, summary.md) in bench/out/abtest/<time>/.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -30,12 +30,13 @@ flags=("$@")
 [[ ${#flags[@]} -gt 0 ]] || flags=(-test.benchtime 200x)
 
 sha=$(git rev-parse --verify "$baseline^{commit}")
-src=bench/out/abtest/src-$sha
-if [[ ! -d $src ]]; then
-  mkdir -p "$src.tmp" && git archive "$sha" | tar -x -C "$src.tmp" && mv "$src.tmp" "$src"
-fi
 out=bench/out/abtest/$(date -u +%Y%m%dT%H%M%S)
-mkdir -p "$out"
+src=$out/baseline-src
+mkdir -p "$src"
+# The baseline's tree is needed while its tests run (they may build from
+# their package directory), and not after.
+trap 'rm -rf "$repo/$src"' EXIT
+git archive "$sha" | tar -x -C "$src"
 go test -C "$src" -c -o "$repo/$out/base.test" "$pkg"
 go test -c -o "$repo/$out/new.test" "$pkg"
 

@@ -59,6 +59,7 @@ if [[ ${1:-} == -baseline ]]; then
     git archive "$sha" | tar -x -C "$src/tree"
     (cd "$src/tree" && go build -o ../bin/connectd ./cmd/connectd &&
       go build -o ../bin/connectd-kafka-replication ./connectors/kafka/cmd/connectd-kafka-replication)
+    rm -rf "$src/tree"
   fi
   variant=(-connectd-variant "baseline=$repo/$src/bin/connectd,plugin=$repo/$src/bin/connectd-kafka-replication")
   shift 2
