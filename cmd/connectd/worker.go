@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -83,10 +82,32 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	if cfg.LogFormat == "json" {
 		progress = func(format string, args ...any) { log.Info(fmt.Sprintf(format, args...)) }
 	}
+	// glibc fixes its arena limit while the runtime starts its threads, so
+	// the limit holds from a process's start only through its environment:
+	// restart once with it (same pid, same command line). Where that is not
+	// possible, apply the settings from here (arenas made so far remain).
+	mallocEnv := glibcmalloc.Environment(cfg.MallocArenaMax, cfg.MallocMmapThreshold)
+	if env.reexec != nil && !glibcmalloc.StartedWith(mallocEnv) {
+		log.Debug("restarting with the C allocator settings in the environment", "environment", mallocEnv)
+		err := env.reexec(glibcmalloc.WithEnvironment(os.Environ(), mallocEnv))
+		log.Warn("could not restart with the C allocator settings; applying them from here", "err", err)
+	}
 	progress("reading %s", path)
 	if err := warnKeys(log, cfg, restKeys); err != nil {
 		return oneLine("invalid worker config %s: %v", path, err)
 	}
+	// Before the first librdkafka client: the wait applies to the whole
+	// process (internal/brokerpoll).
+	if err := brokerpoll.SetWaitMillis(cfg.RdkafkaBusyPollWaitMillis); err != nil {
+		return oneLine("invalid worker config %s: %s: %v", path, workerconfig.RdkafkaBusyPollWait, err)
+	}
+	log.Debug("librdkafka busy polls", "replaced", brokerpoll.Active(), "wait_ms", brokerpoll.WaitMillis())
+	if err := glibcmalloc.Apply(cfg.MallocArenaMax, cfg.MallocMmapThreshold); err != nil {
+		return oneLine("invalid worker config %s: %s, %s: %v", path, workerconfig.MallocArenaMax, workerconfig.MallocMmapThreshold, err)
+	}
+	arenas, _ := glibcmalloc.Arenas()
+	log.Debug("C allocator", "malloc_arena_max", cfg.MallocArenaMax, "arenas", arenas, "mmap_threshold", cfg.MallocMmapThreshold,
+		"from_start", glibcmalloc.StartedWith(mallocEnv))
 
 	if len(cfg.PluginPath) == 0 {
 		return oneLine("invalid worker config %s: plugin.path: no plugin directory configured (install plugins with `connectd plugin install --plugin-path DIR`)", path)
@@ -100,18 +121,6 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 		return oneLine("plugin.path: %v", err)
 	}
 	progress("%d connector plugins in %s", len(installed), strings.Join(catalog.Dirs(), ":"))
-
-	// Bounded C-allocator arenas for the plugins too (the worker's own
-	// were capped when the process started), unless the operator chose
-	// MALLOC_ARENA_MAX.
-	arenas := os.Getenv(glibcmalloc.EnvVar)
-	if arenas == "" {
-		arenas = strconv.Itoa(glibcmalloc.Default)
-	}
-	cfg.Worker.PluginLaunch.MallocArenaMax = arenas
-	log.Debug("C allocator", "malloc_arena_max", arenas, "capped_at_start", glibcmalloc.Limited(),
-		"mmap_threshold_fixed", glibcmalloc.MmapThresholdFixed())
-	log.Debug("librdkafka busy polls", "replaced", brokerpoll.Active(), "nap_ms", brokerpoll.NapMillis())
 
 	if err := ensureTopics(ctx, cfg, log); err != nil {
 		if ctx.Err() != nil {
@@ -132,11 +141,11 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	// One registry for the whole worker; /metrics adds the plugin
 	// processes' families to it at scrape time.
 	reg := metrics.NewRegistry(metrics.BuildInfo{Version: hcfg.Version, Commit: hcfg.Commit})
-	if brokerpoll.NapMillis() > 0 {
+	if brokerpoll.Active() && brokerpoll.WaitMillis() > 0 {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "connectd_rdkafka_poll_naps_total",
-			Help: "Busy polls of librdkafka's threads in this worker turned into a short wait (" + brokerpoll.EnvVar + ").",
-		}, func() float64 { return float64(brokerpoll.Naps()) }))
+			Help: "Busy polls of librdkafka's threads in this worker turned into a short wait (" + workerconfig.RdkafkaBusyPollWait + ").",
+		}, func() float64 { return float64(brokerpoll.Waits()) }))
 	}
 	metricsLog := levels.Logger(base, "connectd.metrics")
 	scrape, err := metrics.NewGatherer(reg, metrics.GathererOptions{Logger: metricsLog})
