@@ -6,7 +6,13 @@
 # exactly.once.source.support=enabled) vs a raw Go transactional
 # consume→produce loop, side by side on the local broker (make kafka-up).
 #
-#   bench/replication/run.sh [replbench run flags]
+#   bench/replication/run.sh [-baseline COMMIT] [replbench run flags]
+#
+# -baseline COMMIT also builds connectd and the plugin at COMMIT (from
+# `git archive` into bench/out/baseline/) and runs them beside the working
+# tree's build as the variant "baseline", interleaved in the same
+# repetitions: the summary gives baseline/default ratios. For a before/after
+# comparison of connectd alone: -baseline main -systems connectd.
 #
 # Defaults: -sizes 1024:1000000,100:5000000 -reps 3 -systems connectd,mm2,mm2-interval,raw.
 # Environment: BENCH_ARGS (extra flags). Results: bench/out/replication/<time>/
@@ -42,6 +48,23 @@ if [[ ! -s $cp_file || ! -f $cp_file.sum || $(cat "$cp_file.sum") != "$sum" ]]; 
   echo "$sum" >"$cp_file.sum"
 fi
 
+variant=()
+if [[ ${1:-} == -baseline ]]; then
+  [[ -n ${2:-} ]] || { echo "bench: -baseline needs a commit" >&2; exit 2; }
+  sha=$(git rev-parse --verify "$2^{commit}")
+  src=bench/out/baseline/$sha
+  if [[ ! -x $src/bin/connectd || ! -x $src/bin/connectd-kafka-replication ]]; then
+    echo "bench: building the baseline ${sha:0:12} in $src" >&2
+    rm -rf "$src" && mkdir -p "$src/tree" "$src/bin"
+    git archive "$sha" | tar -x -C "$src/tree"
+    (cd "$src/tree" && go build -o ../bin/connectd ./cmd/connectd &&
+      go build -o ../bin/connectd-kafka-replication ./connectors/kafka/cmd/connectd-kafka-replication)
+    rm -rf "$src/tree"
+  fi
+  variant=(-connectd-variant "baseline=$repo/$src/bin/connectd,plugin=$repo/$src/bin/connectd-kafka-replication")
+  shift 2
+fi
+
 go build -o "$bin/replbench" ./bench/replication/cmd/replbench
 go build -o "$bin/rawcopy" ./bench/replication/cmd/rawcopy
 go build -o "$bin/connectd" ./cmd/connectd
@@ -50,5 +73,5 @@ go build -o "$bin/connectd-kafka-replication" ./connectors/kafka/cmd/connectd-ka
 # shellcheck disable=SC2086
 exec "$bin/replbench" run -bootstrap "$bootstrap" -broker-pid "$broker_pid" \
   -mm2-classpath "$cp_file" -rawcopy "$bin/rawcopy" -connectd "$bin/connectd" \
-  -plugin "$bin/connectd-kafka-replication" \
+  -plugin "$bin/connectd-kafka-replication" "${variant[@]}" \
   -out "$out" "$@" ${BENCH_ARGS:-}

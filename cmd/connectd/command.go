@@ -35,6 +35,11 @@ func usageError(format string, args ...any) error {
 type cliEnv struct {
 	stdout io.Writer
 	stderr io.Writer
+	// reexec replaces the process with the same command line in environ
+	// (syscall.Exec; it returns only on failure). nil where the CLI runs
+	// inside another program (tests): the worker then applies what it
+	// would have restarted for from where it is.
+	reexec func(environ []string) error
 }
 
 // command is one node of the CLI tree: either a group with children or a leaf

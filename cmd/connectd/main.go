@@ -18,13 +18,24 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	reexec := func(environ []string) error {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		return syscall.Exec(self, os.Args, environ)
+	}
+	os.Exit(runWith(ctx, os.Args[1:], &cliEnv{stdout: os.Stdout, stderr: os.Stderr, reexec: reexec}))
 }
 
 // run executes one command line and returns the process exit code, so tests
 // can drive the CLI without a subprocess.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	env := &cliEnv{stdout: stdout, stderr: stderr}
+	return runWith(ctx, args, &cliEnv{stdout: stdout, stderr: stderr})
+}
+
+func runWith(ctx context.Context, args []string, env *cliEnv) int {
+	stderr := env.stderr
 	err := rootCommand().execute(ctx, env, args)
 	if err == nil {
 		return exitOK

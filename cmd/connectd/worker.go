@@ -4,8 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,23 +51,34 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 		opts.Commit = vcsRevision()
 	}
 
-	// Bounded C-allocator arenas for the plugins too (the worker's own
-	// were capped when the process started), unless the operator chose
-	// MALLOC_ARENA_MAX.
-	arenas := os.Getenv(glibcmalloc.EnvVar)
-	if arenas == "" {
-		arenas = strconv.Itoa(glibcmalloc.Default)
+	// glibc fixes its arena limit while the runtime starts its threads, so
+	// the limit holds from a process's start only through its environment:
+	// restart once with it (same pid, same command line). Where that is not
+	// possible, apply the settings from here (arenas made so far remain).
+	mallocEnv := glibcmalloc.Environment(cfg.MallocArenaMax, cfg.MallocMmapThreshold)
+	if env.reexec != nil && !glibcmalloc.StartedWith(mallocEnv) {
+		err := env.reexec(glibcmalloc.WithEnvironment(os.Environ(), mallocEnv))
+		opts.Notes = append(opts.Notes, daemon.Note{Level: slog.LevelWarn,
+			Msg: "could not restart with the C allocator settings; applying them from here", Args: []any{"err", err}})
 	}
-	cfg.Worker.PluginLaunch.MallocArenaMax = arenas
+	// Before the first librdkafka client: the wait applies to the whole
+	// process (internal/brokerpoll).
+	if err := brokerpoll.SetWaitMillis(cfg.RdkafkaBusyPollWaitMillis); err != nil {
+		return oneLine("invalid worker config %s: %s: %v", path, workerconfig.RdkafkaBusyPollWait, err)
+	}
+	if err := glibcmalloc.Apply(cfg.MallocArenaMax, cfg.MallocMmapThreshold); err != nil {
+		return oneLine("invalid worker config %s: %s, %s: %v", path, workerconfig.MallocArenaMax, workerconfig.MallocMmapThreshold, err)
+	}
+	arenas, _ := glibcmalloc.Arenas()
 	opts.Notes = append(opts.Notes,
-		daemon.Note{Msg: "C allocator", Args: []any{"malloc_arena_max", arenas, "capped_at_start", glibcmalloc.Limited(),
-			"mmap_threshold_fixed", glibcmalloc.MmapThresholdFixed()}},
-		daemon.Note{Msg: "librdkafka busy polls", Args: []any{"replaced", brokerpoll.Active(), "nap_ms", brokerpoll.NapMillis()}})
-	if brokerpoll.NapMillis() > 0 {
+		daemon.Note{Level: slog.LevelDebug, Msg: "librdkafka busy polls", Args: []any{"replaced", brokerpoll.Active(), "wait_ms", brokerpoll.WaitMillis()}},
+		daemon.Note{Level: slog.LevelDebug, Msg: "C allocator", Args: []any{"malloc_arena_max", cfg.MallocArenaMax, "arenas", arenas,
+			"mmap_threshold", cfg.MallocMmapThreshold, "from_start", glibcmalloc.StartedWith(mallocEnv)}})
+	if brokerpoll.Active() && brokerpoll.WaitMillis() > 0 {
 		opts.Collectors = append(opts.Collectors, prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "connectd_rdkafka_poll_naps_total",
-			Help: "Busy polls of librdkafka's threads in this worker turned into a short wait (" + brokerpoll.EnvVar + ").",
-		}, func() float64 { return float64(brokerpoll.Naps()) }))
+			Help: "Busy polls of librdkafka's threads in this worker turned into a short wait (" + workerconfig.RdkafkaBusyPollWait + ").",
+		}, func() float64 { return float64(brokerpoll.Waits()) }))
 	}
 
 	if err := daemon.Run(ctx, opts); err != nil {

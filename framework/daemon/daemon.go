@@ -65,16 +65,17 @@ type Opts struct {
 	// Collectors are registered on the worker's metrics registry beside
 	// the framework's own (process-wide figures only the caller knows).
 	Collectors []prometheus.Collector
-	// Notes are DEBUG records about process-wide settings the caller made
+	// Notes are records about process-wide settings the caller made
 	// before Run, logged on the "connectd" logger once the plugins are
-	// listed.
+	// listed (the loggers do not exist before Run).
 	Notes []Note
 }
 
-// Note is one DEBUG record of Opts.Notes.
+// Note is one record of Opts.Notes.
 type Note struct {
-	Msg  string
-	Args []any
+	Level slog.Level
+	Msg   string
+	Args  []any
 }
 
 // logs are the loggers of one worker process.
@@ -110,7 +111,7 @@ func Run(ctx context.Context, o Opts) error {
 		return err
 	}
 	for _, n := range o.Notes {
-		l.log.Debug(n.Msg, n.Args...)
+		l.log.Log(ctx, n.Level, n.Msg, n.Args...)
 	}
 
 	if err := ensureTopics(ctx, cfg, l.log); err != nil {

@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestRunStoppedBeforeTopics(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stderr syncbuf.Buffer
-	notes := []daemon.Note{{Msg: "process note", Args: []any{"k", 1}}}
+	notes := []daemon.Note{{Level: slog.LevelDebug, Msg: "process note", Args: []any{"k", 1}}}
 	err := daemon.Run(ctx, daemon.Opts{Config: props(t, map[string]string{"log.level": "DEBUG"}), Path: "w.properties", Stderr: &stderr, Notes: notes})
 	if err != nil {
 		t.Fatalf("Run: %v; stderr %q", err, stderr.String())

@@ -45,6 +45,14 @@ type Config struct {
 	// MetricsListener is metrics.listener: an extra http://host:port
 	// serving only /metrics; empty when unset.
 	MetricsListener string
+	// RdkafkaBusyPollWaitMillis is rdkafka.busy.poll.wait.ms, which the
+	// daemon applies to its process at start-up (internal/brokerpoll).
+	RdkafkaBusyPollWaitMillis int
+	// MallocArenaMax and MallocMmapThreshold are malloc.arena.max and
+	// malloc.mmap.threshold.bytes, which the daemon applies to its process
+	// at start-up (internal/glibcmalloc); plugins get the arena limit
+	// through Worker.PluginLaunch.
+	MallocArenaMax, MallocMmapThreshold int
 
 	// Unknown lists the keys neither connectd nor librdkafka knows, sorted;
 	// the daemon warns about those the REST server did not use either.
@@ -129,6 +137,15 @@ func Parse(raw map[string]string) (*Config, error) {
 
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
 
+// arenaMax maps malloc.arena.max to LaunchOptions.MallocArenaMax, where
+// "" leaves glibc's own limit.
+func arenaMax(n int32) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
+}
+
 // spinWait maps plugin.spin.wait.us to LaunchOptions.SpinWait, where 0
 // means the default and a negative value never polling.
 func spinWait(us int64) time.Duration {
@@ -196,6 +213,9 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 	}
 	c.AdvertisedListener = strings.ToLower(v.String(AdvertisedListener))
 	c.MetricsListener = v.String(MetricsListener)
+	c.RdkafkaBusyPollWaitMillis = int(v.Int(RdkafkaBusyPollWait))
+	c.MallocArenaMax = int(v.Int(MallocArenaMax))
+	c.MallocMmapThreshold = int(v.Int(MallocMmapThreshold))
 
 	c.Worker = worker.Config{
 		GroupID:               group,
@@ -227,6 +247,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 			SpinWait:          spinWait(v.Long(PluginSpinWait)),
 			GOMemLimit:        v.String(PluginGOMemLimit),
 			HandshakeTimeout:  ms(v.Long(PluginHandshakeTimeout)),
+			MallocArenaMax:    arenaMax(v.Int(MallocArenaMax)),
 		},
 	}
 	if p := v.Int(OffsetsPartitions); p > 0 {

@@ -92,6 +92,13 @@ func TestDefaultsAreKafkaConnects(t *testing.T) {
 	if w.MaxPluginProcesses != 100 {
 		t.Errorf("worker.plugin.processes.max default %d, want 100", w.MaxPluginProcesses)
 	}
+	if c.RdkafkaBusyPollWaitMillis != 1 {
+		t.Errorf("rdkafka.busy.poll.wait.ms default %d, want 1", c.RdkafkaBusyPollWaitMillis)
+	}
+	if c.MallocArenaMax != 2 || c.MallocMmapThreshold != 128<<10 || w.PluginLaunch.MallocArenaMax != "2" {
+		t.Errorf("malloc defaults: arenas %d, threshold %d, plugins' MALLOC_ARENA_MAX %q; want 2, 131072, 2",
+			c.MallocArenaMax, c.MallocMmapThreshold, w.PluginLaunch.MallocArenaMax)
+	}
 }
 
 func TestSettingsReachTheirConfigs(t *testing.T) {
@@ -122,6 +129,9 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"connector.config.max.bytes", "4096",
 		"worker.tasks.max", "32",
 		"worker.plugin.processes.max", "8",
+		"rdkafka.busy.poll.wait.ms", "0",
+		"malloc.arena.max", "0",
+		"malloc.mmap.threshold.bytes", "0",
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +184,13 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 	if c.Worker.MaxPluginProcesses != 8 {
 		t.Errorf("worker.plugin.processes.max %d", c.Worker.MaxPluginProcesses)
 	}
+	if c.RdkafkaBusyPollWaitMillis != 0 {
+		t.Errorf("rdkafka.busy.poll.wait.ms=0 gives %d", c.RdkafkaBusyPollWaitMillis)
+	}
+	if c.MallocArenaMax != 0 || c.MallocMmapThreshold != 0 || c.Worker.PluginLaunch.MallocArenaMax != "" {
+		t.Errorf("malloc settings 0 give arenas %d, threshold %d, plugins' MALLOC_ARENA_MAX %q; want glibc's own",
+			c.MallocArenaMax, c.MallocMmapThreshold, c.Worker.PluginLaunch.MallocArenaMax)
+	}
 	if s := c.Worker.PluginLaunch.SpinWait; s >= 0 {
 		t.Errorf("plugin.spin.wait.us=0 gives SpinWait %v, want a negative value (never poll)", s)
 	}
@@ -209,6 +226,11 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"bad plugin gogc", with("plugin.gogc", "lots"), "plugin.gogc"},
 		{"bad plugin memory limit", with("plugin.gomemlimit", "1 GB"), "plugin.gomemlimit"},
 		{"negative spin wait", with("plugin.spin.wait.us", "-5"), "plugin.spin.wait.us"},
+		{"negative busy-poll wait", with("rdkafka.busy.poll.wait.ms", "-1"), "rdkafka.busy.poll.wait.ms"},
+		{"busy-poll wait above 10 ms", with("rdkafka.busy.poll.wait.ms", "11"), "rdkafka.busy.poll.wait.ms"},
+		{"busy-poll wait not a number", with("rdkafka.busy.poll.wait.ms", "soon"), "rdkafka.busy.poll.wait.ms"},
+		{"negative arena limit", with("malloc.arena.max", "-2"), "malloc.arena.max"},
+		{"mmap threshold above glibc's maximum", with("malloc.mmap.threshold.bytes", "33554433"), "malloc.mmap.threshold.bytes"},
 		{"zero tasks limit", with("connector.tasks.max.limit", "0"), "connector.tasks.max.limit"},
 		{"tiny config limit", with("connector.config.max.bytes", "10"), "connector.config.max.bytes"},
 		{"zero worker tasks", with("worker.tasks.max", "0"), "worker.tasks.max"},

@@ -57,6 +57,9 @@ const (
 	PluginBatchBytes       = "plugin.batch.bytes"
 	PluginLogLines         = "plugin.log.lines.per.second"
 	PluginSpinWait         = "plugin.spin.wait.us"
+	RdkafkaBusyPollWait    = "rdkafka.busy.poll.wait.ms"
+	MallocArenaMax         = "malloc.arena.max"
+	MallocMmapThreshold    = "malloc.mmap.threshold.bytes"
 	MetricsListener        = "metrics.listener"
 	PluginGOGC             = "plugin.gogc"
 	PluginGOMemLimit       = "plugin.gomemlimit"
@@ -191,6 +194,9 @@ func Def() *configdef.Def {
 	long(groupTasks, RestartBackoffInitial, 1000, "First delay of the automatic restart backoff (connectd).", configdef.AtLeast[int64](1))
 	long(groupTasks, RestartBackoffMax, 60000, "Longest delay of the automatic restart backoff (connectd).", configdef.AtLeast[int64](1))
 	integer(groupTasks, SinkBatchRecords, 1000, "Most records one sink Put carries (connectd).", configdef.AtLeast[int32](1))
+	integer(groupTasks, RdkafkaBusyPollWait, 1, "How long, in milliseconds, a librdkafka thread of the worker that polls its sockets with a zero timeout and keeps finding nothing waits for an event instead, from the third such poll in a row; 0: librdkafka's own behaviour. An idempotent or transactional producer's broker thread otherwise spins while its partition's one produce request is in flight (see librdkafka's busy polls below); a response or wake-up still ends the wait at once, and a librdkafka timer can be late by up to the wait. Applies to the whole worker process on Linux; plugin processes are not changed (connectd).", configdef.Between[int32](0, 10))
+	integer(groupTasks, MallocArenaMax, 2, "Most glibc malloc arenas in the worker process (set at start-up; arenas its runtime made before that remain) and in its plugin processes (their MALLOC_ARENA_MAX); 0: glibc's own limit, eight per core. Every arena keeps its own high-water mark of the C memory librdkafka's threads freed into it, so resident memory grows with their number (connectd).", configdef.AtLeast[int32](0))
+	integer(groupTasks, MallocMmapThreshold, 128<<10, "Size in bytes from which glibc serves the worker's C allocations with their own mmap, returned to the system on free; 0: glibc's own threshold, which it raises up to 32 MiB as such blocks are freed, after which librdkafka's produce and fetch buffers stay resident in the arenas (connectd).", configdef.Between[int32](0, 32<<20))
 
 	add(groupPlugins, configdef.Key{Name: PluginPath, Type: configdef.List, Default: nil, Importance: configdef.High,
 		Documentation: "Directories of installed connector plugins (connectd plugin install); placeholders are not resolved here."})

@@ -15,31 +15,32 @@
 // In the replication benchmark the worker's six producer threads made about
 // 100 000 such calls a second and used a third of a core doing it.
 //
-// Importing the package (on Linux, with cgo) replaces poll for the whole
-// process with a version that counts, per thread, the zero-timeout calls in a
-// row that found no event: from the third one on, the call waits up to
-// NapMillis milliseconds instead. A socket or wake-up event still ends the
-// wait at once, so a thread that spins waiting for a response now sleeps
-// until it arrives; the only delay added is up to NapMillis to a timer of
-// librdkafka's own that falls due while it waits. Calls with a timeout, and
-// zero-timeout calls that find an event, are passed through unchanged and
-// reset the count. poll is served by ppoll(2), which is what glibc's own poll
-// does on architectures without a poll system call.
+// On Linux with cgo the package defines poll for the whole executable,
+// which the linker prefers to the C library's for the statically linked
+// librdkafka (confluent-kafka-go's bundled build); the Go runtime does not
+// call the C library's poll. Such a definition cannot be limited to
+// librdkafka's broker threads: it also serves the OpenSSL, SASL and curl
+// code bundled with librdkafka and anything else in the process that calls
+// poll, which is why the rule below changes nothing but zero-timeout calls
+// that keep finding nothing. No librdkafka setting avoids the spinning
+// (linger.ms and transaction length do not; docs/librdkafka-notes.md).
 //
-// The replacement is a definition of poll in the executable, which the
-// linker prefers to the C library's for the statically linked librdkafka
-// (confluent-kafka-go's bundled build); the Go runtime does not call the C
-// library's poll. CONNECTD_RDKAFKA_POLL_NAP_MS in the environment, read once
-// at load time, sets the wait (0 turns the replacement into a plain poll;
-// values above 10 are taken as 10).
+// The replacement is plain ppoll(2) (what glibc's own poll does on
+// architectures without a poll system call) until the process calls
+// SetWaitMillis: the worker does at start-up, from its property
+// rdkafka.busy.poll.wait.ms. With a wait set, it counts, per thread, the
+// zero-timeout calls in a row that found no event: from the third one on,
+// the call waits up to that many milliseconds instead. A socket or wake-up
+// event still ends the wait at once, so a thread that spins waiting for a
+// response now sleeps until it arrives; the only delay added is up to the
+// wait to a timer of librdkafka's own that falls due while it waits. Calls
+// with a timeout, and zero-timeout calls that find an event, are passed
+// through unchanged and reset the count.
 //
 // It owns only this; it must not change librdkafka's configuration or any
 // other system call. Without cgo, or off Linux, it does nothing.
 package brokerpoll
 
-// EnvVar is the environment variable that sets the wait in milliseconds
-// (0 turns it off).
-const EnvVar = "CONNECTD_RDKAFKA_POLL_NAP_MS"
-
-// DefaultNapMillis is the wait when EnvVar is not set.
-const DefaultNapMillis = 1
+// MaxWaitMillis is the longest wait SetWaitMillis accepts: a librdkafka
+// timer can be late by up to the wait.
+const MaxWaitMillis = 10

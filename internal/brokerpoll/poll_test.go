@@ -3,12 +3,8 @@
 package brokerpoll
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -50,20 +46,28 @@ func onOneThread(fn func()) {
 	<-done
 }
 
-func TestZeroTimeoutPolls(t *testing.T) {
-	if v := os.Getenv(EnvVar); v != "" {
-		t.Fatalf("%s=%s in the test's environment; these cases expect the default", EnvVar, v)
+// setWait sets the wait for one test and turns it off after.
+func setWait(t *testing.T, ms int) {
+	t.Helper()
+	if err := SetWaitMillis(ms); err != nil {
+		t.Fatal(err)
 	}
-	if !Active() || NapMillis() != DefaultNapMillis {
-		t.Fatalf("Active() = %v, NapMillis() = %d; want true, %d", Active(), NapMillis(), DefaultNapMillis)
+	t.Cleanup(func() { _ = SetWaitMillis(0) })
+}
+
+func TestZeroTimeoutPolls(t *testing.T) {
+	const wait = 1
+	setWait(t, wait)
+	if !Active() || WaitMillis() != wait {
+		t.Fatalf("Active() = %v, WaitMillis() = %d; want true, %d", Active(), WaitMillis(), wait)
 	}
 	// Steps: "empty" polls the empty pipe with a zero timeout, "ready"
 	// polls it with input waiting (zero timeout), "timeout" polls the
 	// empty pipe with a 1 ms timeout.
 	for _, tc := range []struct {
-		name     string
-		steps    []string
-		wantNaps uint64
+		name      string
+		steps     []string
+		wantWaits uint64
 	}{
 		{"two empty polls return at once", []string{"empty", "empty"}, 0},
 		{"the third empty poll in a row waits", []string{"empty", "empty", "empty"}, 1},
@@ -74,12 +78,12 @@ func TestZeroTimeoutPolls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fd, fill, drain := emptyPipe(t)
-			var naps uint64
+			var waits uint64
 			results := make([]int, len(tc.steps))
 			elapsed := make([]time.Duration, len(tc.steps))
 			onOneThread(func() {
 				pollIn(fd, 1) // whatever this thread did before does not count
-				before := threadNaps()
+				before := threadWaits()
 				for i, step := range tc.steps {
 					timeout := 0
 					switch step {
@@ -95,10 +99,10 @@ func TestZeroTimeoutPolls(t *testing.T) {
 						drain()
 					}
 				}
-				naps = threadNaps() - before
+				waits = threadWaits() - before
 			})
-			if naps != tc.wantNaps {
-				t.Errorf("naps = %d, want %d", naps, tc.wantNaps)
+			if waits != tc.wantWaits {
+				t.Errorf("waits = %d, want %d", waits, tc.wantWaits)
 			}
 			nth := 0
 			for i, step := range tc.steps {
@@ -109,14 +113,14 @@ func TestZeroTimeoutPolls(t *testing.T) {
 				if results[i] != want {
 					t.Errorf("step %d (%s): poll returned %d, want %d", i, step, results[i], want)
 				}
-				// An empty poll that waited took at least the nap.
+				// An empty poll that waited took at least the wait.
 				if step == "empty" {
 					nth++
 				} else {
 					nth = 0
 				}
-				if step == "empty" && nth > 2 && elapsed[i] < time.Duration(DefaultNapMillis)*time.Millisecond {
-					t.Errorf("step %d: the nap took %v, want at least %d ms", i, elapsed[i], DefaultNapMillis)
+				if step == "empty" && nth > 2 && elapsed[i] < wait*time.Millisecond {
+					t.Errorf("step %d: the wait took %v, want at least %d ms", i, elapsed[i], wait)
 				}
 			}
 		})
@@ -151,34 +155,109 @@ func TestLibrdkafkaPollsThroughTheReplacement(t *testing.T) {
 	}
 }
 
-// The environment variable sets the nap, read when the process loads: each
-// case runs this test binary again with the variable set.
-func TestNapFromEnvironment(t *testing.T) {
-	if os.Getenv("BROKERPOLL_PRINT_NAP") == "1" {
-		fmt.Printf("nap=%d\n", NapMillis())
-		return
+// Off (the default until set), poll is the C library's: empty
+// zero-timeout polls in a row return at once, every one.
+func TestWaitOffByDefault(t *testing.T) {
+	if WaitMillis() != 0 {
+		t.Fatalf("WaitMillis() = %d before any SetWaitMillis, want 0", WaitMillis())
 	}
+	fd, _, _ := emptyPipe(t)
+	var waits uint64
+	onOneThread(func() {
+		before := threadWaits()
+		for range 10 {
+			pollIn(fd, 0)
+		}
+		waits = threadWaits() - before
+	})
+	if waits != 0 {
+		t.Fatalf("%d of 10 empty polls waited with the wait off", waits)
+	}
+}
+
+func TestSetWaitMillisRange(t *testing.T) {
+	t.Cleanup(func() { _ = SetWaitMillis(0) })
 	for _, tc := range []struct {
-		value string
-		want  int
-	}{
-		{"", DefaultNapMillis},
-		{"0", 0},
-		{"3", 3},
-		{"25", 10},
-		{"-1", DefaultNapMillis},
-		{"soon", DefaultNapMillis},
-	} {
-		t.Run(strconv.Quote(tc.value), func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run", "^TestNapFromEnvironment$")
-			cmd.Env = append(os.Environ(), "BROKERPOLL_PRINT_NAP=1", EnvVar+"="+tc.value)
-			out, err := cmd.CombinedOutput()
+		ms int
+		ok bool
+	}{{0, true}, {1, true}, {MaxWaitMillis, true}, {-1, false}, {MaxWaitMillis + 1, false}} {
+		err := SetWaitMillis(tc.ms)
+		if (err == nil) != tc.ok {
+			t.Errorf("SetWaitMillis(%d) = %v, want ok %v", tc.ms, err, tc.ok)
+		}
+		if err == nil && WaitMillis() != tc.ms {
+			t.Errorf("after SetWaitMillis(%d), WaitMillis() = %d", tc.ms, WaitMillis())
+		}
+	}
+}
+
+// The effect the wait is for: an idempotent producer whose broker answers
+// slowly (librdkafka's mock cluster, 50 ms per request) makes far fewer
+// poll calls with the wait than without, while it sends the same
+// messages. Without it, each partition's broker thread spins with
+// zero-timeout polls while its one produce request is in flight
+// (docs/librdkafka-notes.md).
+func TestWaitStopsBusyPolls(t *testing.T) {
+	mc, err := kafka.NewMockCluster(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mc.Close)
+	const topic, partitions = "busy", 4
+	if err := mc.CreateTopic(topic, partitions, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.SetRoundtripDuration(1, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	p, err := kafka.NewProducer(&kafka.ConfigMap{
+		"bootstrap.servers":      mc.BootstrapServers(),
+		"enable.idempotence":     true,
+		"linger.ms":              2,
+		"go.delivery.reports":    false,
+		"go.logs.channel.enable": false,
+		"log_level":              0,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	value := make([]byte, 100)
+	// pollsPerSecond produces steadily for a second and counts the
+	// process's poll calls meanwhile.
+	pollsPerSecond := func(waitMillis int) float64 {
+		if err := SetWaitMillis(waitMillis); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = SetWaitMillis(0) })
+		start, calls := time.Now(), Calls()
+		for i := 0; time.Since(start) < time.Second; i++ {
+			part := int32(i % partitions)
+			err := p.Produce(&kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &[]string{topic}[0], Partition: part}, Value: value}, nil)
 			if err != nil {
-				t.Fatalf("%v: %s", err, out)
+				t.Fatal(err)
 			}
-			if want := fmt.Sprintf("nap=%d\n", tc.want); !strings.Contains(string(out), want) {
-				t.Fatalf("%s=%q: output %q, want it to contain %q", EnvVar, tc.value, out, want)
+			if i%partitions == partitions-1 {
+				time.Sleep(time.Millisecond)
 			}
-		})
+		}
+		return float64(Calls()-calls) / time.Since(start).Seconds()
+	}
+	// Warm up (connection, producer id), then alternate so that both
+	// settings see the same machine load.
+	pollsPerSecond(0)
+	var off, on []float64
+	for range 2 {
+		off = append(off, pollsPerSecond(0))
+		on = append(on, pollsPerSecond(1))
+	}
+	if n := p.Flush(30_000); n != 0 {
+		t.Fatalf("%d messages not delivered", n)
+	}
+	t.Logf("poll calls per second: wait off %.0f, wait 1 ms %.0f", off, on)
+	for i := range off {
+		if on[i]*5 > off[i] {
+			t.Errorf("round %d: %.0f polls/s with the wait, %.0f without: want at most a fifth", i, on[i], off[i])
+		}
 	}
 }

@@ -5,30 +5,35 @@ package glibcmalloc
 /*
 #include <stdlib.h>
 #ifdef __GLIBC__
+#define _GNU_SOURCE
 #include <malloc.h>
+#include <stdio.h>
+#include <string.h>
 
-static int connectd_arenas_limited;
-static int connectd_mmap_threshold_fixed;
+static int set_arena_max(int n) { return mallopt(M_ARENA_MAX, n); }
 
-// glibc fixes its arena limit when a second thread first needs an arena,
-// which in a Go program happens while the runtime starts, long before any
-// Go code runs: a mallopt from Go is then ignored. A constructor runs at
-// load time, before any thread exists. The environment (read by glibc
-// itself) takes precedence. Keep the arena value in step with doc.go's
-// Default; the threshold is glibc's own initial one, 128 KiB.
-__attribute__((constructor)) static void connectd_tune_malloc(void) {
-	if (getenv("MALLOC_ARENA_MAX") == NULL) {
-		connectd_arenas_limited = mallopt(M_ARENA_MAX, 2) == 1;
+// Setting M_MMAP_THRESHOLD also turns off glibc's dynamic raising of it
+// and of M_TRIM_THRESHOLD.
+static int set_mmap_threshold(int n) { return mallopt(M_MMAP_THRESHOLD, n); }
+
+// count_arenas counts the arenas glibc reports in malloc_info's XML (one
+// <heap> element per arena); -1 if it cannot.
+static int count_arenas(void) {
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (f == NULL) {
+		return -1;
 	}
-	// Setting M_MMAP_THRESHOLD also turns off glibc's dynamic raising of
-	// it and of M_TRIM_THRESHOLD.
-	if (getenv("MALLOC_MMAP_THRESHOLD_") == NULL) {
-		connectd_mmap_threshold_fixed = mallopt(M_MMAP_THRESHOLD, 128 * 1024) == 1;
+	int r = malloc_info(0, f);
+	fclose(f);
+	int n = 0;
+	for (char *p = buf; p != NULL && (p = strstr(p, "<heap nr=")) != NULL; p++) {
+		n++;
 	}
+	free(buf);
+	return r == 0 ? n : -1;
 }
-
-static int arenas_limited(void) { return connectd_arenas_limited; }
-static int mmap_threshold_fixed(void) { return connectd_mmap_threshold_fixed; }
 
 // mmapped_after_free frees a large block and then asks for a smaller one
 // that is still above the threshold, and reports whether glibc served it
@@ -48,40 +53,79 @@ static int mmapped_after_free(void) {
 	struct mallinfo2 after = mallinfo2();
 	free(p);
 	if (held.hblks <= start.hblks) {
-		return 2; // the first block did not come from mmap either
+		return 2;
 	}
 	return after.hblks > before.hblks;
 #else
 	return -1;
 #endif
 }
-#else
-static int arenas_limited(void) { return 0; }
-static int mmap_threshold_fixed(void) { return 0; }
-static int mmapped_after_free(void) { return -1; }
-#endif
 
-static int is_glibc(void) {
-#ifdef __GLIBC__
-	return 1;
-#else
-	return 0;
-#endif
+// contend runs n threads that allocate at the same time, so that glibc
+// gives threads arenas of their own as far as its limit lets it.
+#include <pthread.h>
+static void *contend_thread(void *arg) {
+	(void)arg;
+	for (int i = 0; i < 20000; i++) {
+		char *volatile p = malloc(256 + (i % 16) * 64);
+		p[0] = 1;
+		free(p);
+	}
+	return NULL;
 }
+static void contend(int n) {
+	pthread_t t[64];
+	if (n > 64) {
+		n = 64;
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_create(&t[i], NULL, contend_thread, NULL);
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+	}
+}
+static int is_glibc(void) { return 1; }
+#else
+static int set_arena_max(int n) { return 1; }
+static int set_mmap_threshold(int n) { return 1; }
+static int count_arenas(void) { return -1; }
+static int mmapped_after_free(void) { return -1; }
+static void contend(int n) {}
+static int is_glibc(void) { return 0; }
+#endif
 */
 import "C"
 
-// Limited reports whether this process's arenas were capped at Default
-// when it started: false without glibc, and when MALLOC_ARENA_MAX was set
-// (glibc then applied the operator's value itself).
-func Limited() bool { return C.arenas_limited() == 1 }
+import "fmt"
 
-// MmapThresholdFixed reports whether this process's mmap threshold was
-// fixed at 128 KiB when it started: false without glibc, and when
-// MALLOC_MMAP_THRESHOLD_ was set.
-func MmapThresholdFixed() bool { return C.mmap_threshold_fixed() == 1 }
+// Apply sets this process's arena limit (0: glibc's own, eight per core)
+// and mmap threshold in bytes (0: glibc's dynamic threshold). Without
+// glibc it does nothing.
+func Apply(arenaMax, mmapThreshold int) error {
+	if arenaMax < 0 || mmapThreshold < 0 || mmapThreshold > MaxMmapThreshold {
+		return fmt.Errorf("malloc settings out of range: arenas %d, mmap threshold %d (want >= 0, threshold <= %d)", arenaMax, mmapThreshold, MaxMmapThreshold)
+	}
+	if arenaMax > 0 && C.set_arena_max(C.int(arenaMax)) != 1 {
+		return fmt.Errorf("glibc refused an arena limit of %d", arenaMax)
+	}
+	if mmapThreshold > 0 && C.set_mmap_threshold(C.int(mmapThreshold)) != 1 {
+		return fmt.Errorf("glibc refused an mmap threshold of %d bytes", mmapThreshold)
+	}
+	return nil
+}
+
+// Arenas is the number of malloc arenas glibc has made in this process;
+// ok is false without glibc.
+func Arenas() (n int, ok bool) {
+	r := int(C.count_arenas())
+	return r, r >= 0
+}
 
 func glibc() bool { return C.is_glibc() == 1 }
+
+// contend makes n threads allocate at once (for tests).
+func contend(n int) { C.contend(C.int(n)) }
 
 // mmappedAfterFree is the behaviour the fixed threshold is for, observed:
 // whether a 16 MiB block is served by mmap after a 24 MiB one (served by

@@ -62,7 +62,7 @@ type LaunchOptions struct {
 	GOMemLimit string
 	// MallocArenaMax, when set, becomes the plugin process's
 	// MALLOC_ARENA_MAX: plugins that run librdkafka clients keep their
-	// C-allocator memory bounded as the worker does (internal/glibcmalloc).
+	// C-allocator memory bounded as the worker does (malloc.arena.max).
 	MallocArenaMax string
 	// SpinWait is how long a wait on the data channel polls the socket
 	// before its thread sleeps, in the worker and in the plugin process

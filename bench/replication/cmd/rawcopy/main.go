@@ -5,9 +5,10 @@
 // boundary and no offsets topic (consumer offsets go into the transaction
 // with SendOffsetsToTransaction, KIP-447 style).
 //
-// It links internal/brokerpoll as the connectd worker does, so that its
-// producer waits for produce responses instead of busy-polling: the ratio
-// against it then measures the framework, not that difference.
+// It sets internal/brokerpoll's wait as the connectd worker does by
+// default (-busy-poll-wait-ms), so that its producer waits for produce
+// responses instead of busy-polling: the ratio against it then measures
+// the framework, not that difference.
 //
 // It copies every partition of -source to the same partition of -target,
 // committing a transaction every -commit-interval, and exits once -expect
@@ -25,7 +26,7 @@ import (
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
-	_ "github.com/connectd/connectd/internal/brokerpoll"
+	"github.com/connectd/connectd/internal/brokerpoll"
 )
 
 type kvFlags map[string]string
@@ -49,6 +50,7 @@ func main() {
 		txnID     = flag.String("transactional-id", "rawcopy", "producer transactional.id")
 		interval  = flag.Duration("commit-interval", 100*time.Millisecond, "transaction length")
 		expect    = flag.Int64("expect", 0, "exit after this many records are committed (0: run until killed)")
+		pollWait  = flag.Int("busy-poll-wait-ms", 1, "as the worker's rdkafka.busy.poll.wait.ms (0: librdkafka's own busy polls)")
 		prodProps = kvFlags{}
 		consProps = kvFlags{}
 	)
@@ -58,6 +60,9 @@ func main() {
 	if *bootstrap == "" || *source == "" || *target == "" {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if err := brokerpoll.SetWaitMillis(*pollWait); err != nil {
+		log.Fatalf("rawcopy: -busy-poll-wait-ms: %v", err)
 	}
 	n, err := run(*bootstrap, *source, *target, *group, *txnID, *interval, *expect, prodProps, consProps)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,7 +19,11 @@ type connectdSystem struct {
 	connectd  string // connectd binary
 	pluginBin string // connectd-kafka-replication binary
 	catalog   string // plugin.path, filled once
-	extra     map[string]string
+	// variant names another build or environment of the worker, run beside
+	// the default one ("" for the default): see -connectd-variant.
+	variant string
+	env     []string // extra environment of the worker, K=V
+	extra   map[string]string
 	// workerProps are extra lines of the worker properties file.
 	workerProps string
 	boundary    string        // transaction.boundary: interval or poll
@@ -27,17 +32,26 @@ type connectdSystem struct {
 }
 
 func (c *connectdSystem) name() string {
+	n := "connectd-eos-poll"
 	if c.boundary == "interval" {
-		return "connectd-eos-interval"
+		n = "connectd-eos-interval"
 	}
-	return "connectd-eos-poll"
+	if c.variant != "" {
+		n += "@" + c.variant
+	}
+	return n
 }
 func (*connectdSystem) target(rs *runSpec) string { return rs.source + ".replica" }
 func (*connectdSystem) finishesByExit() bool      { return false }
 
 func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, error) {
 	if c.catalog == "" {
-		dir, err := filepath.Abs(filepath.Join(rs.dir, "..", "plugins"))
+		// One plugin.path per variant: each installs its own plugin build.
+		sub := "plugins"
+		if c.variant != "" {
+			sub += "-" + c.variant
+		}
+		dir, err := filepath.Abs(filepath.Join(rs.dir, "..", sub))
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +85,11 @@ producer.batch.size=%[6]d
 	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
 		return nil, err
 	}
-	p, err := startProc("connectd-worker", exec.Command(c.connectd, "worker", propsPath), filepath.Join(rs.dir, "connectd-worker.log"))
+	cmd := exec.Command(c.connectd, "worker", propsPath)
+	if len(c.env) > 0 {
+		cmd.Env = append(os.Environ(), c.env...)
+	}
+	p, err := startProc("connectd-worker", cmd, filepath.Join(rs.dir, "connectd-worker.log"))
 	if err != nil {
 		return nil, err
 	}
@@ -106,4 +124,53 @@ func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.
 func (c *connectdSystem) cleanup(ctx context.Context, rs *runSpec) {
 	topics, _ := listTopics(rs.bootstrap, "connectd-"+rs.runID)
 	_ = deleteTopics(ctx, rs.bootstrap, append(topics, c.target(rs))...)
+}
+
+// variantFlag collects -connectd-variant values.
+type variantFlag []connectdVariant
+
+// connectdVariant is another connectd build (or the same one in another
+// environment) run beside the default one, interleaved in the same
+// repetitions, so that an A/B comparison sees the same broker and the same
+// machine load.
+type connectdVariant struct {
+	name     string
+	connectd string
+	plugin   string // "" for the default -plugin
+	env      []string
+}
+
+func (v *variantFlag) String() string { return fmt.Sprint(len(*v), " variants") }
+
+// Set parses name=path[,plugin=path][,env=K=V]...
+func (v *variantFlag) Set(s string) error {
+	items := strings.Split(s, ",")
+	name, path, ok := strings.Cut(items[0], "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("want name=connectd-path[,plugin=path][,env=K=V]..., got %q", s)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return fmt.Errorf("variant name %q: use a-z, 0-9 and '-' (it becomes part of topic names)", name)
+		}
+	}
+	cv := connectdVariant{name: name, connectd: path}
+	for _, it := range items[1:] {
+		k, val, ok := strings.Cut(it, "=")
+		switch {
+		case ok && k == "plugin" && val != "":
+			cv.plugin = val
+		case ok && k == "env" && strings.Contains(val, "="):
+			cv.env = append(cv.env, val)
+		default:
+			return fmt.Errorf("variant %s: bad item %q (want plugin=path or env=K=V)", name, it)
+		}
+	}
+	for _, o := range *v {
+		if o.name == name {
+			return fmt.Errorf("variant %s given twice", name)
+		}
+	}
+	*v = append(*v, cv)
+	return nil
 }

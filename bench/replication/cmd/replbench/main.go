@@ -130,10 +130,15 @@ func cmdRun(ctx context.Context, args []string) error {
 	pluginBin := fs.String("plugin", "", "connectd-kafka-replication plugin binary")
 	connectdProps := fs.String("connectd-props", "", "extra connector properties for connectd, k=v,k=v (tuning experiments)")
 	workerProps := fs.String("connectd-worker-props", "", "extra worker properties for connectd, k=v,k=v (tuning experiments)")
+	var variants variantFlag
+	fs.Var(&variants, "connectd-variant", "another connectd build run beside the default one, interleaved: name=connectd-path[,plugin=path][,env=K=V]... (repeatable; plugin defaults to -plugin; env is added to the worker's environment)")
 	out := fs.String("out", "bench/out/replication", "output directory")
 	timeout := fs.Duration("run-timeout", 30*time.Minute, "give up on a run after this long")
 	_ = fs.Parse(args)
 
+	if len(variants) > 0 && !strings.Contains(*systems, "connectd") {
+		return fmt.Errorf("-connectd-variant needs a connectd system in -systems")
+	}
 	data, err := parseSizes(*sizes)
 	if err != nil {
 		return err
@@ -178,6 +183,14 @@ func cmdRun(ctx context.Context, args []string) error {
 				}
 			}
 			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, extra: extra, workerProps: worker.String(), boundary: boundary, interval: *interval})
+			for _, v := range variants {
+				plugin := v.plugin
+				if plugin == "" {
+					plugin = *pluginBin
+				}
+				sys = append(sys, &connectdSystem{connectd: v.connectd, pluginBin: plugin, variant: v.name, env: v.env,
+					extra: extra, workerProps: worker.String(), boundary: boundary, interval: *interval})
+			}
 		default:
 			return fmt.Errorf("unknown system %q", name)
 		}
@@ -197,7 +210,7 @@ func cmdRun(ctx context.Context, args []string) error {
 				s := sys[(i+r)%len(sys)]
 				rs := &runSpec{
 					bootstrap: *bs, source: source, partitions: *parts, records: ds.records, size: ds.size,
-					runID:    fmt.Sprintf("%s-%d-%d-%s", strings.ToLower(stamp), ds.size, r, s.name()),
+					runID:    fmt.Sprintf("%s-%d-%d-%s", strings.ToLower(stamp), ds.size, r, strings.ReplaceAll(s.name(), "@", "-")),
 					lingerMs: *linger, batchBytes: *batch, tasks: *tasks,
 				}
 				rs.dir = filepath.Join(dir, rs.runID)

@@ -125,9 +125,20 @@ func (r *report) markdown() string {
 				sys, ok, total, t.med, t.q1, t.q3, m.med, c.med, c.q1, c.q3, bc.med, rs.med, rs.q1, rs.q3)
 		}
 		b.WriteString("\n")
+		// Variants against the default build they run beside (A/B).
+		for _, vs := range systems {
+			base, _, isVariant := strings.Cut(vs, "@")
+			v, d := med[vs], med[base]
+			if !isVariant || v["tp"] == 0 || d["tp"] == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "- %s / %s: throughput %.3f×, CPU per record %.3f×, peak RSS %.3f×\n",
+				vs, base, v["tp"]/d["tp"], v["cpu"]/d["cpu"], v["rss"]/d["rss"])
+		}
+		b.WriteString("\n")
 		for _, cs := range systems {
 			c := med[cs]
-			if !strings.HasPrefix(cs, "connectd") || c["tp"] == 0 {
+			if !strings.HasPrefix(cs, "connectd") || strings.Contains(cs, "@") || c["tp"] == 0 {
 				continue
 			}
 			for _, other := range systems {
