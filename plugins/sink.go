@@ -63,7 +63,6 @@ type sinkRunner struct {
 	spare   chan []chain.Raw // decoded records of answered puts, for receive
 	slab    []sdk.SinkRecord
 	ptrs    []*sdk.SinkRecord
-	boxes   [][2][]byte
 
 	batches, records, reported prometheus.Counter
 	queued                     prometheus.Gauge
@@ -446,21 +445,19 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 	r.batches.Inc()
 	r.records.Add(float64(len(in)))
 	res := &pluginpb.SinkResult{Id: id}
-	// One allocation per batch rather than per record (the boxes carry
-	// byte-array keys and values: chain.ApplyToBoxed). Fresh each time
-	// unless the task borrows records: a task may keep them after Put
-	// returns.
+	// One allocation of records per batch rather than per record. Fresh
+	// each time unless the task borrows records: a task may keep them
+	// after Put returns.
 	var (
-		slab  []sdk.SinkRecord
-		ptrs  []*sdk.SinkRecord
-		boxes [][2][]byte
+		slab []sdk.SinkRecord
+		ptrs []*sdk.SinkRecord
 	)
 	if r.borrow && cap(r.slab) >= len(in) {
-		slab, ptrs, boxes = r.slab[:len(in)], r.ptrs[:0], r.boxes[:len(in)]
+		slab, ptrs = r.slab[:len(in)], r.ptrs[:0]
 	} else {
-		slab, ptrs, boxes = make([]sdk.SinkRecord, len(in)), make([]*sdk.SinkRecord, 0, len(in)), make([][2][]byte, len(in))
+		slab, ptrs = make([]sdk.SinkRecord, len(in)), make([]*sdk.SinkRecord, 0, len(in))
 		if r.borrow {
-			r.slab, r.ptrs, r.boxes = slab, ptrs, boxes
+			r.slab, r.ptrs = slab, ptrs
 		}
 	}
 	if cap(r.origIdx) < len(in) {
@@ -469,7 +466,7 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 	orig := r.origIdx[:0]
 	for i := range in {
 		rec := &slab[len(ptrs)]
-		keep, fail := r.chain.ApplyToBoxed(in[i], rec, &boxes[len(ptrs)])
+		keep, fail := r.chain.ApplyTo(in[i], rec)
 		if fail != nil {
 			r.reported.Inc()
 			res.Failures = append(res.Failures, &pluginpb.SinkFailure{

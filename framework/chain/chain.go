@@ -7,7 +7,6 @@ import (
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/convert"
-	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/framework/transform"
 )
@@ -213,43 +212,11 @@ func (s *Sink) Apply(in Raw) (rec *sdk.SinkRecord, keep bool, fail *Failure) {
 // ApplyTo is Apply writing into a caller-owned record, so that a batch can
 // reuse one []sdk.SinkRecord.
 func (s *Sink) ApplyTo(in Raw, rec *sdk.SinkRecord) (keep bool, fail *Failure) {
-	return s.applyTo(in, rec, nil)
-}
-
-// ApplyToBoxed is ApplyTo for batches: where a ByteArrayConverter hands a
-// key or value through, the interface value that carries it points at
-// box[0] (key) or box[1] (value) instead of a slice header allocated per
-// record (two allocations per record otherwise, a quarter of a sink
-// plugin's CPU in the boundary benchmark). The caller provides the boxes
-// from one allocation per batch and must not change or reuse them while
-// the record may still be used: rec.Key and rec.Value read through them.
-func (s *Sink) ApplyToBoxed(in Raw, rec *sdk.SinkRecord, box *[2][]byte) (keep bool, fail *Failure) {
-	return s.applyTo(in, rec, box)
-}
-
-// toConnect converts b; with a slot, a byte array's interface value points
-// at the slot (see ApplyToBoxed).
-func toConnect(c convert.Converter, topic string, b []byte, slot *[]byte) (*data.Schema, any, error) {
-	if slot != nil && b != nil {
-		if ba, ok := c.(*convert.ByteArrayConverter); ok {
-			schema, _, err := ba.ToConnect(topic, nil)
-			*slot = b
-			return schema, boxedBytes(slot), err
-		}
-	}
-	return c.ToConnect(topic, b)
-}
-
-func (s *Sink) applyTo(in Raw, rec *sdk.SinkRecord, box *[2][]byte) (keep bool, fail *Failure) {
-	var kslot, vslot *[]byte
-	if box != nil {
-		kslot, vslot = &box[0], &box[1]
-	}
-	ks, k, err := toConnect(s.c.key, in.Topic, in.Key, kslot)
+	ks, k, err := s.c.key.ToConnect(in.Topic, in.Key)
 	if err != nil {
 		return false, &Failure{Stage: sdk.StageKeyConverter, Class: s.c.keyClass, Err: err}
 	}
-	vs, v, err := toConnect(s.c.value, in.Topic, in.Value, vslot)
+	vs, v, err := s.c.value.ToConnect(in.Topic, in.Value)
 	if err != nil {
 		return false, &Failure{Stage: sdk.StageValueConverter, Class: s.c.valueClass, Err: err}
 	}

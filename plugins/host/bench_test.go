@@ -217,9 +217,8 @@ func benchSinkInProc(b *testing.B, batch, size int) {
 		// As the plugin does for a task that may keep its records.
 		slab := make([]sdk.SinkRecord, len(recs))
 		ptrs := make([]*sdk.SinkRecord, 0, len(recs))
-		boxes := make([][2][]byte, len(recs))
 		for j := range recs {
-			keep, fail := ch.ApplyToBoxed(recs[j], &slab[j], &boxes[j])
+			keep, fail := ch.ApplyTo(recs[j], &slab[j])
 			if fail != nil || !keep {
 				b.Fatal(fail)
 			}
