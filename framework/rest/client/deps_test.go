@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/connectd/connectd/internal/citest"
 	"github.com/connectd/connectd/internal/repo"
 )
 
@@ -16,7 +17,7 @@ import (
 // CGO_ENABLED=0 selects, and that build is checked too.
 func TestDependenciesArePureGo(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the go command is not on PATH")
+		citest.Unavailable(t, "the go command is not on PATH")
 	}
 	root, err := repo.Root()
 	if err != nil {
