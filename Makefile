@@ -61,12 +61,12 @@ sdk-check: ## build the plugin SDK (sdk, configdef, data, convert, transform, pl
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./examples/linesource/cmd/connectd-lines
 
 .PHONY: kafka-up
-kafka-up: ## start (or reuse) the local Apache Kafka broker; prints KAFKA_BOOTSTRAP
-	@scripts/kafka.sh up
+kafka-up: ## start (or reuse) the two local Kafka clusters; prints KAFKA_BOOTSTRAP and KAFKA_BOOTSTRAP_B
+	@scripts/kafka.sh up all
 
 .PHONY: kafka-down
-kafka-down: ## stop the local Kafka broker started by kafka-up
-	@scripts/kafka.sh down
+kafka-down: ## stop the local Kafka clusters started by kafka-up
+	@scripts/kafka.sh down all
 
 .PHONY: quickstart
 quickstart: ## run the demo pipeline locally (Kafka, Aerospike test server, connectd)

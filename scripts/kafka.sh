@@ -2,11 +2,16 @@
 # scripts/kafka.sh — a real, single-node Apache Kafka broker for tests, benchmarks
 # and the quickstart.
 #
-#   scripts/kafka.sh up        start (or reuse) the broker; prints KAFKA_BOOTSTRAP=127.0.0.1:<port>
-#   scripts/kafka.sh down      stop the broker this script started and delete its data
-#   scripts/kafka.sh status    print the bootstrap address if the broker is up (exit 1 if not)
-#   scripts/kafka.sh restart   stop and start again with the same data and port (fault tests)
-#   scripts/kafka.sh classpath print the broker classpath (for the benchmark tools)
+#   scripts/kafka.sh up [a|b|all]     start (or reuse) a cluster; prints KAFKA_BOOTSTRAP=127.0.0.1:<port>
+#                                     (cluster b: KAFKA_BOOTSTRAP_B=...); default a
+#   scripts/kafka.sh down [a|b|all]   stop what this script started and delete its data; default all
+#   scripts/kafka.sh status [a|b]     print the bootstrap address if the cluster is up (exit 1 if not)
+#   scripts/kafka.sh restart [a|b]    stop and start again with the same data and port (fault tests)
+#   scripts/kafka.sh classpath        print the broker classpath (for the benchmark tools)
+#
+# Cluster a is the one every test uses. Cluster b is a second, independent
+# single-node KRaft cluster (own ports, data dir and cluster id) for the
+# cross-cluster replication tests and benchmarks.
 #
 # The broker jars come from Maven Central through scripts/kafka/pom.xml; the local
 # Maven cache (~/.m2) makes every run after the first one fast. The broker runs
@@ -15,8 +20,9 @@
 #
 # State lives in $CONNECTD_RUN_DIR (default: .run/ at the repo root):
 #   kafka.env            KAFKA_BOOTSTRAP=... (what tests read)
+#   kafka-b.env          KAFKA_BOOTSTRAP_B=... (cluster b)
 #   kafka/pid, kafka/port, kafka/controller.port, kafka/datadir, kafka/server.properties
-#   kafka/logs/          broker log, Maven log
+#   kafka/logs/          broker log, Maven log (cluster b: the same under kafka-b/)
 #
 # Environment knobs: KAFKA_HEAP_OPTS (default -Xms256m -Xmx768m), KAFKA_PORT (fixed
 # port instead of a free one), KAFKA_START_TIMEOUT (s, default 120), MAVEN_TIMEOUT
@@ -25,14 +31,26 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 run_dir=${CONNECTD_RUN_DIR:-$repo/.run}
-state=$run_dir/kafka
+cache=$run_dir/kafka
 pom=$repo/scripts/kafka/pom.xml
 heap=${KAFKA_HEAP_OPTS:--Xms256m -Xmx768m}
 start_timeout=${KAFKA_START_TIMEOUT:-120}
 maven_timeout=${MAVEN_TIMEOUT:-600}
 
-die() { echo "kafka: $*" >&2; exit 1; }
-note() { echo "kafka: $*" >&2; }
+cluster=a
+die() { echo "kafka($cluster): $*" >&2; exit 1; }
+note() { echo "kafka($cluster): $*" >&2; }
+
+# use_cluster points state, env_file and env_var at cluster a or b.
+use_cluster() {
+  cluster=$1
+  case "$cluster" in
+    a) state=$run_dir/kafka env_file=$run_dir/kafka.env env_var=KAFKA_BOOTSTRAP ;;
+    b) state=$run_dir/kafka-b env_file=$run_dir/kafka-b.env env_var=KAFKA_BOOTSTRAP_B ;;
+    *) echo "kafka: unknown cluster '$cluster': use a or b" >&2; exit 2 ;;
+  esac
+}
+use_cluster a
 
 need_tools() {
   command -v java >/dev/null 2>&1 || die "Java is not installed: install a JDK 17 or newer (Debian: apt-get install -y openjdk-17-jre-headless)"
@@ -46,13 +64,13 @@ need_tools() {
 
 # classpath resolves the broker jars, reusing the cached classpath while the pom is unchanged.
 classpath() {
-  mkdir -p "$state/logs"
-  local cp_file=$state/classpath.txt sum_file=$state/classpath.sum sum
+  mkdir -p "$cache/logs"
+  local cp_file=$cache/classpath.txt sum_file=$cache/classpath.sum sum
   sum=$(sha256sum "$pom" | cut -d' ' -f1)
   if [[ -f $cp_file && -f $sum_file && $(cat "$sum_file") == "$sum" ]] && all_jars_exist "$cp_file"; then
     cat "$cp_file"; return
   fi
-  local log=$state/logs/maven.log
+  local log=$cache/logs/maven.log
   # Offline first: fast and works without network once ~/.m2 has the jars.
   if ! timeout 120 mvn -o -q -B -f "$pom" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath -Dmdep.outputFile="$cp_file" >"$log" 2>&1; then
     note "resolving Apache Kafka jars from Maven Central (first run only; log: ${log#"$repo"/})"
@@ -109,8 +127,8 @@ is_ours() {
 write_env() {
   local port
   port=$(cat "$state/port")
-  echo "KAFKA_BOOTSTRAP=127.0.0.1:$port" >"$run_dir/kafka.env"
-  echo "KAFKA_BOOTSTRAP=127.0.0.1:$port"
+  echo "$env_var=127.0.0.1:$port" >"$env_file"
+  echo "$env_var=127.0.0.1:$port"
 }
 
 probe() {
@@ -244,7 +262,7 @@ clean_stale() {
       */connectd-kafka.*) rm -rf -- "$old" ;;
     esac
   fi
-  rm -f "$state/pid" "$state/datadir" "$state/port" "$state/controller.port" "$run_dir/kafka.env"
+  rm -f "$state/pid" "$state/datadir" "$state/port" "$state/controller.port" "$env_file"
 }
 
 cmd_down() {
@@ -265,8 +283,38 @@ cmd_restart() {
   cp=$(classpath)
   stop_broker
   note "starting the broker again with the same data"
-  start_broker "$cp" "$(cat "$state/datadir")" no
-  write_env
+  # A broker killed after a shutdown that hung can fail its first start
+  # (Kafka 4.1 then dies in ControllerServer.startup while the old sockets and
+  # the data dir lock are released); fault tests must not be left without a
+  # broker by that, so a failed start is retried from a clean process state.
+  local attempt
+  for attempt in 1 2 3; do
+    if (start_broker "$cp" "$(cat "$state/datadir")" no); then
+      write_env
+      return
+    fi
+    [[ -f $state/pid ]] && stop_pid "$(cat "$state/pid")"
+    note "start attempt $attempt failed; see ${state#"$repo"/}/logs/server.log"
+    wait_ports_free 30
+  done
+  die "the broker did not start again after 3 attempts; see ${state#"$repo"/}/logs/server.log"
+}
+
+# stop_pid kills a broker process that failed its start and waits until it is gone.
+stop_pid() {
+  kill -KILL "$1" 2>/dev/null || true
+  while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
+  rm -f "$state/pid"
+}
+
+# wait_ports_free waits up to $1 seconds until nothing listens on the broker's ports.
+wait_ports_free() {
+  local deadline=$((SECONDS + $1))
+  while port_open "$(cat "$state/port")" || port_open "$(cat "$state/controller.port")"; do
+    (( SECONDS < deadline )) || return 0
+    sleep 0.5
+  done
+  sleep 1
 }
 
 cmd_status() {
@@ -280,11 +328,22 @@ cmd_status() {
 
 kafka_version() { sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom"; }
 
-case "${1:-}" in
-  up) cmd_up ;;
-  down) cmd_down ;;
-  restart) cmd_restart ;;
-  status) cmd_status ;;
+# clusters expands a cluster argument (a, b or all) for up and down.
+clusters() {
+  case "${1:-}" in
+    all) echo a b ;;
+    a|b) echo "$1" ;;
+    *) echo "kafka: unknown cluster '${1:-}': use a, b or all" >&2; exit 2 ;;
+  esac
+}
+
+cmd=${1:-}
+arg=${2:-}
+case "$cmd" in
+  up) for c in $(clusters "${arg:-a}"); do use_cluster "$c"; cmd_up; done ;;
+  down) for c in $(clusters "${arg:-all}"); do use_cluster "$c"; cmd_down; done ;;
+  restart) use_cluster "${arg:-a}"; cmd_restart ;;
+  status) use_cluster "${arg:-a}"; cmd_status ;;
   classpath) need_tools; classpath ;;
-  *) echo "usage: $0 up|down|status|restart|classpath" >&2; exit 2 ;;
+  *) echo "usage: $0 up [a|b|all] | down [a|b|all] | status [a|b] | restart [a|b] | classpath" >&2; exit 2 ;;
 esac

@@ -27,22 +27,26 @@ else
   fi
 fi
 
-started_kafka=no
+started=()
 cleanup() {
-  if [[ $started_kafka == yes ]]; then
-    step "stopping the Kafka broker this run started"
-    scripts/kafka.sh down || true
-  fi
+  for c in "${started[@]}"; do
+    step "stopping Kafka cluster $c, which this run started"
+    scripts/kafka.sh down "$c" || true
+  done
 }
 trap cleanup EXIT
 
-step "starting Kafka"
-if scripts/kafka.sh status >/dev/null 2>&1; then
-  echo "reusing the running broker: $(scripts/kafka.sh status)"
-else
-  scripts/kafka.sh up
-  started_kafka=yes
-fi
+# Cluster a serves every test; cluster b is the target of the cross-cluster
+# replication tests.
+for c in a b; do
+  step "starting Kafka cluster $c"
+  if scripts/kafka.sh status "$c" >/dev/null 2>&1; then
+    echo "reusing the running cluster: $(scripts/kafka.sh status "$c")"
+  else
+    scripts/kafka.sh up "$c"
+    started+=("$c")
+  fi
+done
 
 step "lint"
 make --no-print-directory lint

@@ -21,8 +21,14 @@ const (
 // assignment, so it leaves no consumer group behind.
 func ReadAll(t testing.TB, topic string, iso Isolation, idle, timeout time.Duration) []*kafka.Message {
 	t.Helper()
+	return A().ReadAll(t, topic, iso, idle, timeout)
+}
+
+// ReadAll is the package-level ReadAll on this cluster.
+func (cl Cluster) ReadAll(t testing.TB, topic string, iso Isolation, idle, timeout time.Duration) []*kafka.Message {
+	t.Helper()
 	c, err := kafka.NewConsumer(&kafka.ConfigMap{
-		"bootstrap.servers":    Bootstrap(t),
+		"bootstrap.servers":    cl.Bootstrap(t),
 		"group.id":             "kafkatest-reader", // required by librdkafka; never committed
 		"enable.auto.commit":   false,
 		"isolation.level":      string(iso),

@@ -1,8 +1,10 @@
-// Package kafkatest connects tests to the real Kafka broker that
+// Package kafkatest connects tests to the real Kafka clusters that
 // scripts/kafka.sh (make kafka-up) runs, and gives each test its own topics.
 //
-// The broker address comes from the KAFKA_BOOTSTRAP environment variable or,
-// when that is unset, from .run/kafka.env at the repository root. Without a
+// The main cluster's address comes from the KAFKA_BOOTSTRAP environment
+// variable or, when that is unset, from .run/kafka.env at the repository
+// root; the package-level functions use it. B returns the second, independent
+// cluster (KAFKA_BOOTSTRAP_B, .run/kafka-b.env) of the cross-cluster tests. Without a
 // reachable broker a test fails when CI=true (CI must never pass by skipping)
 // and skips with instructions otherwise.
 //
@@ -30,43 +32,65 @@ import (
 	"github.com/connectd/connectd/internal/repo"
 )
 
-const howToStart = "start one with `make kafka-up` (scripts/kafka.sh up) or set KAFKA_BOOTSTRAP=host:port"
+// Cluster is one of the test clusters scripts/kafka.sh runs: A, the one
+// every test uses, or B, the independent second cluster of the
+// cross-cluster replication tests.
+type Cluster struct {
+	name    string // "a" or "b", as scripts/kafka.sh names them
+	envVar  string // the variable holding the bootstrap address
+	envFile string // its file under .run/
+}
 
-// Bootstrap returns the address of the test broker, failing (CI=true) or
-// skipping the test when no broker answers.
+// A is the main test cluster (KAFKA_BOOTSTRAP, .run/kafka.env); the
+// package-level functions use it.
+func A() Cluster { return Cluster{name: "a", envVar: "KAFKA_BOOTSTRAP", envFile: "kafka.env"} }
+
+// B is the second, independent cluster (KAFKA_BOOTSTRAP_B, .run/kafka-b.env).
+func B() Cluster { return Cluster{name: "b", envVar: "KAFKA_BOOTSTRAP_B", envFile: "kafka-b.env"} }
+
+// Bootstrap returns the address of the main test cluster, failing (CI=true)
+// or skipping the test when no broker answers.
 func Bootstrap(t testing.TB) string {
 	t.Helper()
-	addr, err := lookupBootstrap()
+	return A().Bootstrap(t)
+}
+
+// Bootstrap returns the cluster's address, failing (CI=true) or skipping the
+// test when no broker answers.
+func (c Cluster) Bootstrap(t testing.TB) string {
+	t.Helper()
+	addr, err := c.lookupBootstrap()
 	if err == nil {
 		err = dial(addr)
 	}
 	if err != nil {
-		citest.Unavailable(t, "kafkatest: no Kafka broker: %v; %s", err, howToStart)
+		citest.Unavailable(t, "kafkatest: no Kafka cluster %s: %v; start it with `scripts/kafka.sh up %s` (`make kafka-up` starts both) or set %s=host:port",
+			c.name, err, c.name, c.envVar)
 	}
 	return addr
 }
 
-func lookupBootstrap() (string, error) {
-	if v := os.Getenv("KAFKA_BOOTSTRAP"); v != "" {
+func (c Cluster) lookupBootstrap() (string, error) {
+	if v := os.Getenv(c.envVar); v != "" {
 		return v, nil
 	}
 	root, err := repo.Root()
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(root, ".run", "kafka.env")
+	path := filepath.Join(root, ".run", c.envFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("KAFKA_BOOTSTRAP is unset and %s is missing", path)
+		return "", fmt.Errorf("%s is unset and %s is missing", c.envVar, path)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "KAFKA_BOOTSTRAP="); ok && v != "" {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), c.envVar+"="); ok && v != "" {
 			return v, nil
 		}
 	}
-	return "", fmt.Errorf("%s has no KAFKA_BOOTSTRAP line", path)
+	return "", fmt.Errorf("%s has no %s line", path, c.envVar)
 }
 
 func dial(addr string) error {
@@ -78,10 +102,16 @@ func dial(addr string) error {
 	return c.Close()
 }
 
-// Admin returns an admin client for the test broker, closed at cleanup.
+// Admin returns an admin client for the main test cluster, closed at cleanup.
 func Admin(t testing.TB) *kafka.AdminClient {
 	t.Helper()
-	a, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": Bootstrap(t)})
+	return A().Admin(t)
+}
+
+// Admin returns an admin client for the cluster, closed at cleanup.
+func (c Cluster) Admin(t testing.TB) *kafka.AdminClient {
+	t.Helper()
+	a, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": c.Bootstrap(t)})
 	if err != nil {
 		t.Fatalf("kafkatest: admin client: %v", err)
 	}
@@ -131,19 +161,31 @@ func UniqueName(t testing.TB, prefix string) string {
 // cleanup. It returns once the broker reports the topic's leaders.
 func Topic(t testing.TB, opts ...TopicOption) string {
 	t.Helper()
+	return A().Topic(t, opts...)
+}
+
+// Topic creates a uniquely named topic on the cluster, deleted at cleanup.
+func (c Cluster) Topic(t testing.TB, opts ...TopicOption) string {
+	t.Helper()
 	name := UniqueName(t, "t")
-	CreateTopic(t, name, opts...)
+	c.CreateTopic(t, name, opts...)
 	return name
 }
 
 // CreateTopic creates a topic with the given name (deleted at cleanup).
 func CreateTopic(t testing.TB, name string, opts ...TopicOption) {
 	t.Helper()
+	A().CreateTopic(t, name, opts...)
+}
+
+// CreateTopic creates a topic on the cluster (deleted at cleanup).
+func (c Cluster) CreateTopic(t testing.TB, name string, opts ...TopicOption) {
+	t.Helper()
 	spec := kafka.TopicSpecification{Topic: name, NumPartitions: 1, ReplicationFactor: 1}
 	for _, o := range opts {
 		o(&spec)
 	}
-	admin := Admin(t)
+	admin := c.Admin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := admin.CreateTopics(ctx, []kafka.TopicSpecification{spec}, kafka.SetAdminOperationTimeout(20*time.Second))
@@ -153,14 +195,20 @@ func CreateTopic(t testing.TB, name string, opts ...TopicOption) {
 	if res[0].Error.Code() != kafka.ErrNoError {
 		t.Fatalf("kafkatest: create topic %s: %v", name, res[0].Error)
 	}
-	t.Cleanup(func() { DeleteTopics(t, name) })
-	WaitForTopic(t, name, spec.NumPartitions)
+	t.Cleanup(func() { c.DeleteTopics(t, name) })
+	c.WaitForTopic(t, name, spec.NumPartitions)
 }
 
 // DeleteTopics deletes topics, ignoring ones that do not exist.
 func DeleteTopics(t testing.TB, names ...string) {
 	t.Helper()
-	a, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": Bootstrap(t)})
+	A().DeleteTopics(t, names...)
+}
+
+// DeleteTopics deletes topics on the cluster, ignoring ones that do not exist.
+func (c Cluster) DeleteTopics(t testing.TB, names ...string) {
+	t.Helper()
+	a, err := kafka.NewAdminClient(&kafka.ConfigMap{"bootstrap.servers": c.Bootstrap(t)})
 	if err != nil {
 		t.Errorf("kafkatest: admin client: %v", err)
 		return
@@ -183,7 +231,13 @@ func DeleteTopics(t testing.TB, names ...string) {
 // WaitForTopic waits until every partition of topic has a leader.
 func WaitForTopic(t testing.TB, topic string, partitions int) {
 	t.Helper()
-	admin := Admin(t)
+	A().WaitForTopic(t, topic, partitions)
+}
+
+// WaitForTopic waits until every partition of topic on the cluster has a leader.
+func (c Cluster) WaitForTopic(t testing.TB, topic string, partitions int) {
+	t.Helper()
+	admin := c.Admin(t)
 	Eventually(t, 30*time.Second, func() (bool, string) {
 		md, err := admin.GetMetadata(&topic, false, 5000)
 		if err != nil {
