@@ -68,6 +68,14 @@ kafka-up: ## start (or reuse) the two local Kafka clusters; prints KAFKA_BOOTSTR
 kafka-down: ## stop the local Kafka clusters started by kafka-up
 	@scripts/kafka.sh down all
 
+.PHONY: registry-up
+registry-up: ## start (or reuse) the test Schema Registry (Apicurio, built from Maven Central on first use); prints SCHEMA_REGISTRY_URL
+	@scripts/registry.sh up
+
+.PHONY: registry-down
+registry-down: ## stop the Schema Registry started by registry-up
+	@scripts/registry.sh down
+
 .PHONY: quickstart
 quickstart: ## run the demo pipeline locally (Kafka, Aerospike test server, connectd)
 	scripts/quickstart.sh $(QUICKSTART_ARGS)

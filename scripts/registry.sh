@@ -15,7 +15,7 @@
 #
 # State lives in $CONNECTD_RUN_DIR (default: .run/ at the repo root):
 #   registry.env          SCHEMA_REGISTRY_URL=... (what tests read)
-#   registry/pid, registry/port, registry/app (the cached build this process runs)
+#   registry/pid, registry/port, registry/app (the cached build the process runs)
 #   registry/logs/        registry log, Maven log of the last build
 #
 # Environment knobs: REGISTRY_PORT (fixed port instead of a free one),
@@ -32,12 +32,14 @@ heap=${REGISTRY_HEAP_OPTS:--Xms32m -Xmx192m}
 start_timeout=${REGISTRY_START_TIMEOUT:-120}
 maven_timeout=${MAVEN_TIMEOUT:-1200}
 api_path=/apis/ccompat/v7
+# The Quarkus build names the runner after the wrapper pom's artifactId and version.
+runner=apicurio-registry-runner-1-runner.jar
 
 die() { echo "registry: $*" >&2; exit 1; }
 note() { echo "registry: $*" >&2; }
 
 need_tools() {
-  command -v java >/dev/null 2>&1 || die "Java is not installed: install a JDK 17 or newer (Debian: apt-get install -y openjdk-17-jdk-headless)"
+  command -v java >/dev/null 2>&1 || die "Java is not installed: install Java 17 or newer (Debian: apt-get install -y openjdk-17-jre-headless)"
   local v
   v=$(java -version 2>&1 | awk -F'"' '/version/ {print $2; exit}')
   case "$v" in
@@ -47,7 +49,6 @@ need_tools() {
 
 need_maven() {
   command -v mvn >/dev/null 2>&1 || die "Maven is not installed: the first start builds Apicurio Registry from Maven Central (Debian: apt-get install -y maven)"
-  command -v javac >/dev/null 2>&1 || die "javac is missing: the Quarkus build needs a JDK, not only a JRE (Debian: apt-get install -y openjdk-17-jdk-headless)"
 }
 
 registry_version() { sed -n 's:.*<apicurio.version>\(.*\)</apicurio.version>.*:\1:p' "$pom"; }
@@ -59,10 +60,27 @@ app_dir() {
   echo "${XDG_CACHE_HOME:-$HOME/.cache}/connectd/registry-$(registry_version)-$sum"
 }
 
+# run_maven runs mvn with a time limit ($1 s) and its output in $2, saying
+# every 30 s how far it got, so that a long first build does not look hung.
+run_maven() {
+  local limit=$1 log=$2 start=$SECONDS
+  shift 2
+  timeout "$limit" mvn "$@" >"$log" 2>&1 &
+  local pid=$! next_note=$((SECONDS + 30))
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if (( SECONDS >= next_note )) && kill -0 "$pid" 2>/dev/null; then
+      note "still building: $((SECONDS - start))s, $(grep -c '^\[INFO\] Downloaded from' "$log" || true) files downloaded so far"
+      next_note=$((SECONDS + 30))
+    fi
+  done
+  wait "$pid"
+}
+
 # build makes sure the cached application exists, running the Quarkus build when not.
 build() {
   local dir=$1
-  [[ -f $dir/app/apicurio-registry-runner-1-runner.jar ]] && return
+  [[ -f $dir/$runner ]] && return
   need_maven
   mkdir -p "$(dirname "$dir")" "$state/logs"
   local work log=$state/logs/maven.log
@@ -74,40 +92,34 @@ build() {
     -Dquarkus.index-dependency.app.group-id=io.apicurio
     -Dquarkus.index-dependency.app.artifact-id=apicurio-registry-app
     -Dmaven.wagon.http.retryHandler.count=3 -Dmaven.wagon.rto=60000)
+  local start=$SECONDS rc=0
   # Offline first: with a warm ~/.m2 (another checkout, a changed pom) the
   # build needs no network at all.
-  if ! timeout 600 mvn -o "${args[@]}" >"$log" 2>&1; then
-    note "building Apicurio Registry $(registry_version) from Maven Central (first run only: several minutes; log: ${log#"$repo"/})"
-    local rc=0 start=$SECONDS
-    timeout "$maven_timeout" mvn "${args[@]}" >"$log" 2>&1 &
-    local mvn_pid=$!
-    while kill -0 "$mvn_pid" 2>/dev/null; do
-      sleep 5
-      if (( (SECONDS - start) % 30 < 5 )) && kill -0 "$mvn_pid" 2>/dev/null; then
-        note "still building: $((SECONDS - start))s, $(grep -c '^\[INFO\] Downloaded from' "$log" || true) files downloaded so far"
-      fi
-    done
-    wait "$mvn_pid" || rc=$?
-    if [[ $rc != 0 ]]; then
-      rm -rf -- "$work"
-      if [[ $rc == 124 ]]; then
-        die "Maven did not finish building the registry within ${maven_timeout}s: is Maven Central (repo.maven.apache.org) reachable? log: ${log#"$repo"/}"
-      fi
-      if ! grep -q 'Downloaded from central' "$log" && grep -qiE 'unknown host|could not transfer|connect timed out|connection refused|network is unreachable|Could not resolve|Failed to read artifact descriptor|plugin .* could not be resolved' "$log"; then
-        die "cannot download Apicurio Registry: Maven Central (repo.maven.apache.org) is unreachable; log: ${log#"$repo"/}"
-      fi
-      die "the Quarkus build of Apicurio Registry failed: $(grep -m1 '^\[ERROR\]' "$log" || true); log: ${log#"$repo"/}"
-    fi
-    note "built in $((SECONDS - start))s; cached in $dir"
+  note "building Apicurio Registry $(registry_version) with Quarkus (once per pom change; log: ${log#"$repo"/})"
+  if ! run_maven 600 "$log" -o "${args[@]}"; then
+    note "downloading its jars from Maven Central (first run only: a few minutes)"
+    run_maven "$maven_timeout" "$log" "${args[@]}" || rc=$?
   fi
-  # Keep only what runs: the legacy-jar runner and its lib/ directory.
+  if [[ $rc != 0 ]]; then
+    rm -rf -- "$work"
+    if [[ $rc == 124 ]]; then
+      die "Maven did not finish building the registry within ${maven_timeout}s: is Maven Central (repo.maven.apache.org) reachable? log: ${log#"$repo"/}"
+    fi
+    if ! grep -q 'Downloaded from central' "$log" && grep -qiE 'unknown host|could not transfer|connect timed out|connection refused|network is unreachable|Could not resolve|Failed to read artifact descriptor|plugin .* could not be resolved' "$log"; then
+      die "cannot download Apicurio Registry: Maven Central (repo.maven.apache.org) is unreachable; log: ${log#"$repo"/}"
+    fi
+    die "the Quarkus build of Apicurio Registry failed: $(grep -m1 '^\[ERROR\]' "$log" || true); log: ${log#"$repo"/}"
+  fi
+  note "built in $((SECONDS - start))s; cached in $dir"
+  # Keep only what runs: the legacy-jar runner and its lib/ directory. The
+  # rename is atomic; when another checkout finished the same build first,
+  # its copy (which may be running) stays and this one is dropped.
   mkdir -p "$work/app"
-  mv "$work/target/apicurio-registry-runner-1-runner.jar" "$work/target/lib" "$work/app/" \
+  mv "$work/target/$runner" "$work/target/lib" "$work/app/" \
     || die "the build left no runner jar; log: ${log#"$repo"/}"
-  rm -rf -- "$dir"
-  mkdir -p "$dir"
-  mv "$work/app" "$dir/app"
+  [[ -f $dir/$runner ]] || { rm -rf -- "$dir"; mv -T "$work/app" "$dir" 2>/dev/null || true; }
   rm -rf -- "$work"
+  [[ -f $dir/$runner ]] || die "could not store the build in $dir"
 }
 
 free_port() {
@@ -203,7 +215,7 @@ cmd_up() {
     -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$port" \
     -Dquarkus.log.file.enable=false -Dquarkus.log.console.color=false \
     -Dquarkus.datasource.jdbc.initial-size=1 -Dquarkus.datasource.jdbc.min-size=1 -Dquarkus.datasource.jdbc.max-size=8 \
-    -jar "$dir/app/apicurio-registry-runner-1-runner.jar" \
+    -jar "$dir/$runner" \
     >"$state/logs/registry.log" 2>&1 </dev/null &
   echo $! >"$state/pid"
   local deadline=$((SECONDS + start_timeout)) started=$SECONDS
@@ -238,9 +250,15 @@ cmd_status() {
   fi
 }
 
-case "${1:-}" in
-  up) cmd_up ;;
-  down) cmd_down ;;
-  status) cmd_status ;;
-  *) echo "usage: $0 up | down | status" >&2; exit 2 ;;
-esac
+main() {
+  case "${1:-}" in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status ;;
+    *) echo "usage: $0 up | down | status" >&2; exit 2 ;;
+  esac
+}
+
+# One line, so that bash has read the exit before it runs main: a script
+# edited while an `up` builds must not run the edited file's tail.
+main "$@"; exit $?

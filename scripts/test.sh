@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.sh — what `make test` runs: check and install what the tests need,
-# start the local Kafka broker unless one is already up, lint, run every test,
-# and stop the broker again if this script started it.
+# start the local Kafka clusters and the Schema Registry unless they are already
+# up, lint, run every test, and stop again what this script started.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,7 +28,12 @@ else
 fi
 
 started=()
+registry_started=
 cleanup() {
+  if [[ -n $registry_started ]]; then
+    step "stopping the Schema Registry, which this run started"
+    scripts/registry.sh down || true
+  fi
   for c in "${started[@]}"; do
     step "stopping Kafka cluster $c, which this run started"
     scripts/kafka.sh down "$c" || true
@@ -47,6 +52,16 @@ for c in a b; do
     started+=("$c")
   fi
 done
+
+# The serde and compatibility tests (internal/registrytest) need a Schema
+# Registry; the first start builds it from Maven Central (a minute or two).
+step "starting the Schema Registry"
+if scripts/registry.sh status >/dev/null 2>&1; then
+  echo "reusing the running registry: $(scripts/registry.sh status)"
+else
+  scripts/registry.sh up
+  registry_started=yes
+fi
 
 step "lint"
 make --no-print-directory lint
