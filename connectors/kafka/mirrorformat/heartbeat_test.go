@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/connectd/connectd/internal/mirrortest"
 )
 
 // TestHeartbeatBytes pins the layout: the bytes were written out by hand
@@ -83,5 +85,40 @@ func TestHeartbeatSourcePartition(t *testing.T) {
 	p := Heartbeat{"a", "b", 1}.SourcePartition()
 	if len(p) != 2 || p["sourceClusterAlias"] != "a" || p["targetClusterAlias"] != "b" {
 		t.Fatalf("partition %v", p)
+	}
+}
+
+// TestHeartbeatAgainstMM2 checks the encoding against MirrorMaker 2
+// 4.1.1's own Heartbeat class: MM2's recordKey/recordValue write the same
+// bytes, and its deserializeRecord reads ours back.
+func TestHeartbeatAgainstMM2(t *testing.T) {
+	tool := mirrortest.Build(t)
+	hbs := []Heartbeat{
+		{"A", "bb", 1_700_000_000_123},
+		{"", "", 0},
+		{"us-east.prod", "eu-west", -5},
+		{"é–ü", strings.Repeat("x", 300), 1<<62 + 7},
+	}
+	var want []mirrortest.Record
+	var ours []mirrortest.KV
+	for _, h := range hbs {
+		want = append(want, mirrortest.Record{Format: mirrortest.Heartbeat, SourceClusterAlias: h.SourceClusterAlias,
+			TargetClusterAlias: h.TargetClusterAlias, Timestamp: h.Timestamp})
+		key, err := h.RecordKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours = append(ours, mirrortest.KV{Key: key, Value: h.RecordValue()})
+	}
+	theirs := tool.Encode(t, want...)
+	decoded := tool.Decode(t, mirrortest.Heartbeat, ours...)
+	for i, h := range hbs {
+		if !bytes.Equal(ours[i].Key, theirs[i].Key) || !bytes.Equal(ours[i].Value, theirs[i].Value) {
+			t.Errorf("%+v: ours %x/%x, MM2 %x/%x", h, ours[i].Key, ours[i].Value, theirs[i].Key, theirs[i].Value)
+		}
+		if d := decoded[i]; d.Error != "" || d.SourceClusterAlias != h.SourceClusterAlias ||
+			d.TargetClusterAlias != h.TargetClusterAlias || d.Timestamp != h.Timestamp {
+			t.Errorf("%+v: MM2 decoded %+v", h, d)
+		}
 	}
 }
