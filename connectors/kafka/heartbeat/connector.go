@@ -12,6 +12,7 @@ import (
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/kafkalog"
 )
 
 // Class and Version of the connector.
@@ -70,12 +71,12 @@ func (c *Connector) Start(ctx context.Context, cctx sdk.ConnectorContext, props 
 // warning when it differs from what MM2 would have created.
 func ensureTopic(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	cm := ckafka.ConfigMap{}
+	cm["client.id"] = "connectd-heartbeat-target-admin"
 	for k, v := range cfg.TargetAdmin {
 		cm[k] = v
 	}
 	cm["bootstrap.servers"] = cfg.TargetBootstrap
-	cm["log.connection.close"] = false
-	a, err := ckafka.NewAdminClient(&cm)
+	a, err := kafkalog.NewAdmin(log, cm)
 	if err != nil {
 		return fmt.Errorf("admin client for %s: %w", cfg.TargetBootstrap, err)
 	}
@@ -112,7 +113,7 @@ func ensureTopic(ctx context.Context, cfg *Config, log *slog.Logger) error {
 // checkExisting warns about a heartbeats topic MM2 would not have created:
 // it still works (heartbeats go to partition 0), but without compaction it
 // keeps every beat until retention removes it.
-func checkExisting(ctx context.Context, a *ckafka.AdminClient, topic string, log *slog.Logger) error {
+func checkExisting(ctx context.Context, a *kafkalog.Admin, topic string, log *slog.Logger) error {
 	res, err := a.DescribeConfigs(ctx, []ckafka.ConfigResource{{Type: ckafka.ResourceTopic, Name: topic}})
 	if err != nil || len(res) != 1 || res[0].Error.Code() != ckafka.ErrNoError {
 		log.Warn("heartbeats topic exists; could not read its configuration", "topic", topic, "error", errors.Join(err, errOf(res)))

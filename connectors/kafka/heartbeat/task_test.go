@@ -173,3 +173,18 @@ func TestDisabledHasNoTask(t *testing.T) {
 		t.Fatalf("tasks %v, %v", tasks, err)
 	}
 }
+
+// TestUnreachableTarget: a target that does not answer fails Start with a
+// retriable error naming the topic and the target, within Start's bound.
+func TestUnreachableTarget(t *testing.T) {
+	cfg, err := ParseConfig(props(KeyTargetBootstrap, "127.0.0.1:1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	err = ensureTopic(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err == nil || !sdk.IsRetriable(err) || !strings.Contains(err.Error(), "creating heartbeats topic heartbeats on target 127.0.0.1:1") {
+		t.Fatalf("error %v, want a retriable one naming topic and target", err)
+	}
+}
