@@ -19,7 +19,6 @@ import (
 	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/mirrortest"
-	"github.com/connectd/connectd/plugins/plugintest"
 )
 
 const (
@@ -38,13 +37,13 @@ type worker struct {
 // startWorker starts a worker on the cluster with the heartbeat and
 // replication plugins installed; it is stopped and its topics deleted at
 // cleanup.
-func startWorker(t *testing.T, b *plugintest.Builder, cluster kafkatest.Cluster) *worker {
+func startWorker(t *testing.T, cluster kafkatest.Cluster) *worker {
 	t.Helper()
 	dir := t.TempDir()
-	bin := b.Build(t, connectdPkg)
+	bin := builder.Build(t, connectdPkg)
 	pluginDir := filepath.Join(dir, "plugins")
 	for _, pkg := range []string{heartbeatPkg, replicationPkg} {
-		if out, err := exec.Command(bin, "plugin", "install", "--plugin-path", pluginDir, b.Build(t, pkg)).CombinedOutput(); err != nil {
+		if out, err := exec.Command(bin, "plugin", "install", "--plugin-path", pluginDir, builder.Build(t, pkg)).CombinedOutput(); err != nil {
 			t.Fatalf("plugin install: %v\n%s", err, out)
 		}
 	}
@@ -199,7 +198,7 @@ func TestHeartbeatsThroughWorker(t *testing.T) {
 	tool := mirrortest.Build(t)
 	b := kafkatest.B()
 	bs := b.Bootstrap(t)
-	w := startWorker(t, plugintest.NewBuilder(t.TempDir()), b)
+	w := startWorker(t, b)
 	src, dst := alias(t, "src"), alias(t, "dst")
 	w.create(t, "hb", heartbeatConfig(bs, src, dst), 1)
 
@@ -222,8 +221,7 @@ func TestHeartbeatsThroughWorker(t *testing.T) {
 func TestReplicatedHeartbeats(t *testing.T) {
 	tool := mirrortest.Build(t)
 	a, b := kafkatest.A(), kafkatest.B()
-	builder := plugintest.NewBuilder(t.TempDir())
-	wa, wb := startWorker(t, builder, a), startWorker(t, builder, b)
+	wa, wb := startWorker(t, a), startWorker(t, b)
 	aliasA, upstream := alias(t, "a"), alias(t, "up")
 	remote := aliasA + ".heartbeats"
 	t.Cleanup(func() { b.DeleteTopics(t, remote) })
