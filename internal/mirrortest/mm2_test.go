@@ -128,12 +128,12 @@ func checkHeartbeatBytes(t *testing.T, c kafkatest.Cluster, src, dst string) {
 		if err != nil || hb.SourceClusterAlias != src || hb.TargetClusterAlias != dst {
 			continue
 		}
-		key, err := hb.RecordKey()
+		key, err := hb.Key()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(key, m.Key) || !bytes.Equal(hb.RecordValue(), m.Value) {
-			t.Errorf("MM2 wrote %x/%x, connectd encodes %x/%x", m.Key, m.Value, key, hb.RecordValue())
+		if !bytes.Equal(key, m.Key) || !bytes.Equal(hb.Value(), m.Value) {
+			t.Errorf("MM2 wrote %x/%x, connectd encodes %x/%x", m.Key, m.Value, key, hb.Value())
 		}
 		n++
 	}

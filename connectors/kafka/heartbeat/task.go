@@ -42,7 +42,7 @@ func (t *Task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[st
 		return err
 	}
 	hb := mirrorformat.Heartbeat{SourceClusterAlias: cfg.SourceAlias, TargetClusterAlias: cfg.TargetAlias}
-	if t.key, err = hb.RecordKey(); err != nil {
+	if t.key, err = hb.Key(); err != nil {
 		return err
 	}
 	t.cfg = cfg
@@ -106,7 +106,7 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 		KeySchema:       t.bytes,
 		Key:             t.key,
 		ValueSchema:     t.bytes,
-		Value:           hb.RecordValue(),
+		Value:           hb.Value(),
 		Timestamp:       time.UnixMilli(hb.Timestamp),
 	}}, nil
 }

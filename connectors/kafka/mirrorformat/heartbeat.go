@@ -40,9 +40,9 @@ var ErrHeartbeatFormat = errors.New("not an MM2 heartbeat")
 // Time is the heartbeat's timestamp.
 func (h Heartbeat) Time() time.Time { return time.UnixMilli(h.Timestamp) }
 
-// RecordKey encodes the key as MM2's Heartbeat.recordKey does. An alias
+// Key encodes the key as MM2's Heartbeat.recordKey does. An alias
 // longer than 32767 bytes cannot be encoded (Kafka's STRING limit).
-func (h Heartbeat) RecordKey() ([]byte, error) {
+func (h Heartbeat) Key() ([]byte, error) {
 	for _, s := range []string{h.SourceClusterAlias, h.TargetClusterAlias} {
 		if len(s) > math.MaxInt16 {
 			return nil, fmt.Errorf("heartbeat key: cluster alias of %d bytes exceeds the %d-byte limit", len(s), math.MaxInt16)
@@ -56,9 +56,9 @@ func (h Heartbeat) RecordKey() ([]byte, error) {
 	return b, nil
 }
 
-// RecordValue encodes the value as MM2's Heartbeat.recordValue does:
+// Value encodes the value as MM2's Heartbeat.recordValue does:
 // version 0 header, then the timestamp.
-func (h Heartbeat) RecordValue() []byte {
+func (h Heartbeat) Value() []byte {
 	b := make([]byte, 0, 10)
 	b = binary.BigEndian.AppendUint16(b, uint16(HeartbeatVersion))
 	return binary.BigEndian.AppendUint64(b, uint64(h.Timestamp))

@@ -25,17 +25,17 @@ func TestHeartbeatBytes(t *testing.T) {
 		{"utf-8 counts bytes", Heartbeat{"é", "z", 1}, "0002c3a9" + "00017a", "0000" + "0000000000000001"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key, err := tc.hb.RecordKey()
+			key, err := tc.hb.Key()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := hex.EncodeToString(key); got != tc.key {
 				t.Errorf("key %s, want %s", got, tc.key)
 			}
-			if got := hex.EncodeToString(tc.hb.RecordValue()); got != tc.value {
+			if got := hex.EncodeToString(tc.hb.Value()); got != tc.value {
 				t.Errorf("value %s, want %s", got, tc.value)
 			}
-			back, err := DecodeHeartbeat(key, tc.hb.RecordValue())
+			back, err := DecodeHeartbeat(key, tc.hb.Value())
 			if err != nil || back != tc.hb {
 				t.Fatalf("decoded %+v, %v; want %+v", back, err, tc.hb)
 			}
@@ -45,18 +45,18 @@ func TestHeartbeatBytes(t *testing.T) {
 
 func TestHeartbeatAliasTooLong(t *testing.T) {
 	long := strings.Repeat("a", 1<<15)
-	if _, err := (Heartbeat{SourceClusterAlias: long, TargetClusterAlias: "b"}).RecordKey(); err == nil {
+	if _, err := (Heartbeat{SourceClusterAlias: long, TargetClusterAlias: "b"}).Key(); err == nil {
 		t.Fatal("a 32768-byte alias encoded")
 	}
-	if _, err := (Heartbeat{SourceClusterAlias: long[1:], TargetClusterAlias: "b"}).RecordKey(); err != nil {
+	if _, err := (Heartbeat{SourceClusterAlias: long[1:], TargetClusterAlias: "b"}).Key(); err != nil {
 		t.Fatalf("a 32767-byte alias: %v", err)
 	}
 }
 
 func TestDecodeHeartbeatRejects(t *testing.T) {
 	good := Heartbeat{"src", "dst", 42}
-	key, _ := good.RecordKey()
-	value := good.RecordValue()
+	key, _ := good.Key()
+	value := good.Value()
 	for _, tc := range []struct {
 		name       string
 		key, value []byte
@@ -104,11 +104,11 @@ func TestHeartbeatAgainstMM2(t *testing.T) {
 	for _, h := range hbs {
 		want = append(want, mirrortest.Record{Format: mirrortest.Heartbeat, SourceClusterAlias: h.SourceClusterAlias,
 			TargetClusterAlias: h.TargetClusterAlias, Timestamp: h.Timestamp})
-		key, err := h.RecordKey()
+		key, err := h.Key()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ours = append(ours, mirrortest.KV{Key: key, Value: h.RecordValue()})
+		ours = append(ours, mirrortest.KV{Key: key, Value: h.Value()})
 	}
 	theirs := tool.Encode(t, want...)
 	decoded := tool.Decode(t, mirrortest.Heartbeat, ours...)
