@@ -127,7 +127,8 @@ func needTools(t testing.TB) {
 	}
 }
 
-// sourceHash hashes the tool's pom and sources (names and contents).
+// sourceHash hashes the tool's pom and sources (names and contents), not
+// what a build by hand left beside them (target/, cp.txt).
 func sourceHash(src string) (string, error) {
 	h := sha256.New()
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
@@ -135,10 +136,7 @@ func sourceHash(src string) (string, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			if rel == "target" {
-				return fs.SkipDir // a stray `mvn package` in the source tree
-			}
+		if d.IsDir() || (rel != "pom.xml" && !strings.HasPrefix(rel, "src"+string(filepath.Separator))) {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -183,7 +181,7 @@ func build(t testing.TB, src, dir string) error {
 	if err := os.CopyFS(tmp, os.DirFS(src)); err != nil {
 		return err
 	}
-	_ = os.RemoveAll(filepath.Join(tmp, "target"))
+	_ = os.RemoveAll(filepath.Join(tmp, "target")) // a build by hand in the source tree
 	goals := []string{"package", "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath", "-Dmdep.outputFile=classpath.txt"}
 	if err := maven(t, tmp, goals); err != nil {
 		return err
