@@ -326,3 +326,47 @@ func Heartbeats(recs []Record, source, target string) []Record {
 		return r.Format != Heartbeat || r.Error != "" || r.SourceClusterAlias != source || r.TargetClusterAlias != target
 	})
 }
+
+// Upstream is what MM2's MirrorClient reads from a cluster's topic names.
+type Upstream struct {
+	// Clusters is MirrorClient.upstreamClusters(): the aliases of the
+	// clusters whose heartbeats reach this one.
+	Clusters []string `json:"upstreamClusters"`
+	// Hops is MirrorClient.replicationHops of each.
+	Hops map[string]int `json:"hops"`
+}
+
+// Upstream asks MM2's MirrorClient (DefaultReplicationPolicy with the
+// default separator) which clusters replicate into the cluster at
+// bootstrap.
+func (tl *Tool) Upstream(t testing.TB, bootstrap string) Upstream {
+	t.Helper()
+	out := decodeLines[Upstream](t, tl.run(t, time.Minute, nil, "upstream", "--bootstrap", bootstrap))
+	if len(out) != 1 {
+		t.Fatalf("mirrortest: upstream printed %d lines", len(out))
+	}
+	return out[0]
+}
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+// Translate returns group's offsets on the cluster at bootstrap translated
+// from the checkpoints of cluster source, by MM2's
+// MirrorClient.remoteConsumerOffsets (what RemoteClusterUtils.translateOffsets
+// runs).
+func (tl *Tool) Translate(t testing.TB, bootstrap, group, source string) map[TopicPartition]int64 {
+	t.Helper()
+	lines := tl.run(t, 90*time.Second, nil, "translate", "--bootstrap", bootstrap, "--group", group, "--source", source, "--timeout-ms", "60000")
+	out := map[TopicPartition]int64{}
+	for _, r := range decodeLines[struct {
+		TopicPartition
+		Offset int64 `json:"offset"`
+	}](t, lines) {
+		out[r.TopicPartition] = r.Offset
+	}
+	return out
+}

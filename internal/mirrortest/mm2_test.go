@@ -114,6 +114,10 @@ func TestReadsRealMirrorMaker2(t *testing.T) {
 	if cp.Partition != 0 || cp.DownstreamOffset < 1 || cp.DownstreamOffset > committed {
 		t.Errorf("checkpoint %+v", cp)
 	}
+	// MM2's RemoteClusterUtils path reads the same checkpoint.
+	if got := tool.Translate(t, b.Bootstrap(t), group, src); got[mirrortest.TopicPartition{Topic: remote, Partition: 0}] != cp.DownstreamOffset {
+		t.Errorf("MirrorClient.remoteConsumerOffsets = %v, want %s-0 at %d", got, remote, cp.DownstreamOffset)
+	}
 	t.Logf("MM2: %d heartbeats, offset sync %d→%d, checkpoint %s %s-%d %d→%d", len(beats),
 		sync.UpstreamOffset, sync.DownstreamOffset, cp.ConsumerGroupID, cp.Topic, cp.Partition, cp.UpstreamOffset, cp.DownstreamOffset)
 }

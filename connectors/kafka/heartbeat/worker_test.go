@@ -235,4 +235,10 @@ func TestReplicatedHeartbeats(t *testing.T) {
 
 	beats := awaitHeartbeats(t, tool, b.Bootstrap(t), remote, upstream, aliasA, 3)
 	checkBeats(t, beats)
+
+	// MM2's MirrorClient finds A upstream of B, one hop away, from the
+	// replicated heartbeats topic.
+	if up := tool.Upstream(t, b.Bootstrap(t)); up.Hops[aliasA] != 1 {
+		t.Errorf("MirrorClient on B: upstream clusters %v, hops %v; want %s at 1 hop", up.Clusters, up.Hops, aliasA)
+	}
 }

@@ -6,11 +6,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.connect.mirror.Checkpoint;
 import org.apache.kafka.connect.mirror.Heartbeat;
+import org.apache.kafka.connect.mirror.MirrorClient;
 import org.apache.kafka.connect.mirror.MirrorFormats;
 import org.apache.kafka.connect.mirror.OffsetSync;
 
@@ -33,6 +35,12 @@ import java.util.Properties;
  * <pre>
  * read --bootstrap HOST:PORT --topic T [--format auto|heartbeat|checkpoint|offset-sync] [--timeout-ms N]
  *     every record of T up to its end offsets at start (read_committed)
+ * upstream --bootstrap HOST:PORT [--separator S]
+ *     MirrorClient.upstreamClusters() and replicationHops() of each:
+ *     {"upstreamClusters":[..],"hops":{alias:n}}
+ * translate --bootstrap HOST:PORT --group G --source ALIAS [--separator S] [--timeout-ms N]
+ *     MirrorClient.remoteConsumerOffsets (RemoteClusterUtils.translateOffsets):
+ *     {"topic":..,"partition":..,"offset":..} per partition
  * decode   stdin: {"format":F,"key":HEX,"value":HEX} per line
  * encode   stdin: {"format":"heartbeat","sourceClusterAlias":..,"targetClusterAlias":..,"timestamp":..}
  *          or {"format":"checkpoint","consumerGroupId":..,"topic":..,"partition":..,"upstreamOffset":..,"downstreamOffset":..,"metadata":..}
@@ -53,13 +61,15 @@ public final class Main {
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
         try {
             if (args.length == 0) {
-                throw new IllegalArgumentException("usage: mirrorclient read|decode|encode ...");
+                throw new IllegalArgumentException("usage: mirrorclient read|upstream|translate|decode|encode ...");
             }
             switch (args[0]) {
-                case "read" -> read(flags(args), out);
+                case "read" -> read(flags(args, "--bootstrap", "--topic"), out);
+                case "upstream" -> upstream(flags(args, "--bootstrap"), out);
+                case "translate" -> translate(flags(args, "--bootstrap", "--group", "--source"), out);
                 case "decode" -> eachLine(out, Main::decode);
                 case "encode" -> eachLine(out, Main::encode);
-                default -> throw new IllegalArgumentException("unknown command " + args[0] + ": want read, decode or encode");
+                default -> throw new IllegalArgumentException("unknown command " + args[0] + ": want read, upstream, translate, decode or encode");
             }
         } catch (IllegalArgumentException | IllegalStateException e) {
             out.flush();
@@ -69,7 +79,7 @@ public final class Main {
         out.flush();
     }
 
-    private static Map<String, String> flags(String[] args) {
+    private static Map<String, String> flags(String[] args, String... required) {
         Map<String, String> m = new java.util.HashMap<>(Map.of("--format", "auto", "--timeout-ms", "30000"));
         for (int i = 1; i < args.length; i += 2) {
             if (!args[i].startsWith("--") || i + 1 >= args.length) {
@@ -77,7 +87,7 @@ public final class Main {
             }
             m.put(args[i], args[i + 1]);
         }
-        for (String need : List.of("--bootstrap", "--topic")) {
+        for (String need : required) {
             if (!m.containsKey(need)) {
                 throw new IllegalArgumentException("missing " + need);
             }
@@ -133,6 +143,40 @@ public final class Main {
                     rec.put("topic", r.topic()).put("partition", r.partition()).put("offset", r.offset()).put("timestamp", r.timestamp());
                     out.println(o);
                 }
+            }
+        }
+    }
+
+    private static MirrorClient mirrorClient(Map<String, String> f) {
+        Map<String, Object> props = new java.util.HashMap<>();
+        props.put("bootstrap.servers", f.get("--bootstrap"));
+        if (f.containsKey("--separator")) {
+            props.put("replication.policy.separator", f.get("--separator"));
+        }
+        return new MirrorClient(props);
+    }
+
+    private static void upstream(Map<String, String> f, PrintStream out) throws InterruptedException {
+        try (MirrorClient mc = mirrorClient(f)) {
+            ObjectNode o = JSON.createObjectNode();
+            ObjectNode hops = o.putObject("hops");
+            var clusters = o.putArray("upstreamClusters");
+            for (String alias : new java.util.TreeSet<>(mc.upstreamClusters())) {
+                clusters.add(alias);
+                hops.put(alias, mc.replicationHops(alias));
+            }
+            out.println(o);
+        }
+    }
+
+    private static void translate(Map<String, String> f, PrintStream out) {
+        try (MirrorClient mc = mirrorClient(f)) {
+            Map<TopicPartition, OffsetAndMetadata> offsets = mc.remoteConsumerOffsets(f.get("--group"), f.get("--source"),
+                Duration.ofMillis(Long.parseLong(f.get("--timeout-ms"))));
+            for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
+                ObjectNode o = JSON.createObjectNode();
+                o.put("topic", e.getKey().topic()).put("partition", e.getKey().partition()).put("offset", e.getValue().offset());
+                out.println(o);
             }
         }
     }
