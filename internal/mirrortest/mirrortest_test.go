@@ -1,6 +1,9 @@
 package mirrortest_test
 
 import (
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/connectd/connectd/internal/mirrortest"
@@ -27,4 +30,30 @@ func TestRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMissingJava: without java on PATH the tool's build ends the test, as
+// a failure under CI=true and a skip otherwise, with the reason.
+func TestMissingJava(t *testing.T) {
+	for _, tc := range []struct {
+		ci, want string
+		fail     bool
+	}{{"true", "--- FAIL: TestMissingJavaChild", true}, {"", "--- SKIP: TestMissingJavaChild", false}} {
+		t.Run("CI="+tc.ci, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run", "^TestMissingJavaChild$", "-test.v")
+			cmd.Env = append(os.Environ(), "MIRRORTEST_CHILD=1", "CI="+tc.ci, "PATH="+t.TempDir())
+			out, err := cmd.CombinedOutput()
+			if (err != nil) != tc.fail || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "java is not installed") {
+				t.Fatalf("err %v, output:\n%s\nwant %q and the reason", err, out, tc.want)
+			}
+		})
+	}
+}
+
+func TestMissingJavaChild(t *testing.T) {
+	if os.Getenv("MIRRORTEST_CHILD") != "1" {
+		t.Skip("run by TestMissingJava")
+	}
+	mirrortest.Build(t)
+	t.Fatal("Build returned without java")
 }
