@@ -23,6 +23,9 @@ type connectdSystem struct {
 	// ckptPlugin is the connectd-kafka-checkpoint binary ("" when it is
 	// not built): cross-cluster runs then have no checkpoint connector.
 	ckptPlugin string
+	// ckptErr is why the checkpoint connector could not be created in
+	// this run ("" if it was): the copy is measured all the same.
+	ckptErr string
 	catalog    string // plugin.path, filled once
 	// variant names another build or environment of the worker, run beside
 	// the default one ("" for the default): see -connectd-variant.
@@ -54,8 +57,11 @@ func (*connectdSystem) target(rs *runSpec) string {
 }
 
 func (c *connectdSystem) checkpoints() (bool, string) {
-	if c.ckptPlugin == "" {
+	switch {
+	case c.ckptPlugin == "":
 		return false, "n/a (no checkpoint connector)"
+	case c.ckptErr != "":
+		return false, "n/a (checkpoint connector not created: " + c.ckptErr + ")"
 	}
 	return true, ""
 }
@@ -119,10 +125,11 @@ producer.batch.size=%[6]d
 		p.stop(10 * time.Second)
 		return nil, err
 	}
+	c.ckptErr = ""
 	if rs.cross && c.ckptPlugin != "" {
 		if err := c.startCheckpoints(ctx, rs); err != nil {
-			p.stop(10 * time.Second)
-			return nil, err
+			c.ckptErr = err.Error()
+			logf("%s: checkpoint connector: %v", rs.runID, err)
 		}
 	}
 	return []*proc{p}, nil
