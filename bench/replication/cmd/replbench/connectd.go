@@ -26,7 +26,7 @@ type connectdSystem struct {
 	// ckptErr is why the checkpoint connector could not be created in
 	// this run ("" if it was): the copy is measured all the same.
 	ckptErr string
-	catalog    string // plugin.path, filled once
+	catalog string // plugin.path, filled once
 	// variant names another build or environment of the worker, run beside
 	// the default one ("" for the default): see -connectd-variant.
 	variant string
