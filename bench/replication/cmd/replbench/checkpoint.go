@@ -118,12 +118,18 @@ func commitGroup(ctx context.Context, bootstrap, group, topic string, offsets []
 	return nil
 }
 
-// measureCheckpoints commits the run's group on the source samples times,
-// each time at a later offset of every partition, and times how long each
-// partition's translated offset takes to appear in the checkpoints topic on
-// the target. It then checks that no checkpoint points past the record the
-// group would read next on the source (a consumer failing over would skip
-// records).
+// ckptBatch is how many records each checkpoint sample appends: more than
+// offset.lag.max (100), so that an offset sync follows and the translated
+// offset moves. MirrorMaker 2 emits no checkpoint whose downstream offset
+// equals the previous one, so a sample must move it.
+const ckptBatch = 250
+
+// measureCheckpoints times, samples times, how long a group's commit on the
+// source takes to appear as a checkpoint on the target: it appends a batch
+// to the checkpoint topic, waits until the batch is replicated, commits the
+// run's group at the topic's end and waits for the checkpoint of that
+// offset. It then checks that no checkpoint points past the record the
+// group would read next (a consumer failing over would skip records).
 func measureCheckpoints(ctx context.Context, rs *runSpec, samples int, perSample time.Duration) ckptResult {
 	var res ckptResult
 	fail := func(err error) ckptResult {
@@ -133,6 +139,7 @@ func measureCheckpoints(ctx context.Context, rs *runSpec, samples int, perSample
 	}
 	topic := rs.checkpointsTopic
 	group := checkpointGroup(rs)
+	replica := rs.sourceAlias + "." + rs.ckptTopic
 	c, err := ckafka.NewConsumer(&ckafka.ConfigMap{
 		"bootstrap.servers": rs.targetBootstrap, "group.id": "replbench-ckpt-reader", "isolation.level": "read_committed",
 		"enable.auto.commit": false, "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10,
@@ -167,36 +174,28 @@ func measureCheckpoints(ctx context.Context, rs *runSpec, samples int, perSample
 	if err := c.Assign(tps); err != nil {
 		return fail(err)
 	}
-	counts := perPartition(rs.records, rs.partitions)
-	type seen struct{ upstream, downstream int64 }
-	var checked []struct {
-		partition int32
-		seen
-	}
+	var checked []checkpoint
+	var end int64
 	for i := 1; i <= samples; i++ {
-		want := make([]int64, rs.partitions)
-		for p := range want {
-			want[p] = counts[p] * int64(i) / int64(samples+1)
+		if err := appendRecords(ctx, rs.bootstrap, rs.ckptTopic, end, ckptBatch, rs.size); err != nil {
+			return fail(err)
 		}
-		if err := commitGroup(ctx, rs.bootstrap, group, rs.source, want); err != nil {
+		end += ckptBatch
+		if err := waitReplicated(ctx, rs.targetBootstrap, replica, end, perSample); err != nil {
+			return fail(fmt.Errorf("sample %d: %w", i, err))
+		}
+		if err := commitGroup(ctx, rs.bootstrap, group, rs.ckptTopic, []int64{end}); err != nil {
 			return fail(err)
 		}
 		t0 := time.Now()
-		got := map[int32]bool{}
-		for len(got) < rs.partitions {
+		for {
 			if time.Since(t0) > perSample {
-				var missing []int
-				for p := range rs.partitions {
-					if !got[int32(p)] {
-						missing = append(missing, p)
-					}
-				}
-				return fail(fmt.Errorf("sample %d: no checkpoint of offsets %v for partitions %v within %v", i, want, missing, perSample))
+				return fail(fmt.Errorf("sample %d: no checkpoint of offset %d within %v", i, end, perSample))
 			}
 			if ctx.Err() != nil {
 				return fail(ctx.Err())
 			}
-			m, ok := c.Poll(50).(*ckafka.Message)
+			m, ok := c.Poll(20).(*ckafka.Message)
 			if !ok {
 				continue
 			}
@@ -204,23 +203,19 @@ func measureCheckpoints(ctx context.Context, rs *runSpec, samples int, perSample
 			if err != nil {
 				return fail(fmt.Errorf("%s offset %d: %w", topic, m.TopicPartition.Offset, err))
 			}
-			if cp.group != group || (cp.topic != rs.target && cp.topic != rs.source) ||
-				cp.partition < 0 || int(cp.partition) >= rs.partitions || cp.upstream != want[cp.partition] || got[cp.partition] {
-				continue
+			if cp.group == group && (cp.topic == replica || cp.topic == rs.ckptTopic) && cp.partition == 0 && cp.upstream == end {
+				res.lags = append(res.lags, time.Since(t0))
+				checked = append(checked, cp)
+				break
 			}
-			got[cp.partition] = true
-			res.lags = append(res.lags, time.Since(t0))
-			checked = append(checked, struct {
-				partition int32
-				seen
-			}{cp.partition, seen{cp.upstream, cp.downstream}})
 		}
 	}
-	// Source offsets are the records' sequence numbers (the preload writes
-	// no transactions): resuming on the target at the downstream offset
-	// must not pass the record with sequence number upstream.
+	// The checkpoint topic's offsets are its records' sequence numbers (it
+	// is written without transactions): resuming on the target at the
+	// downstream offset must not pass the record with sequence number
+	// upstream.
 	for _, ck := range checked {
-		seq, ok, err := seqAt(ctx, rs.targetBootstrap, rs.target, ck.partition, ck.downstream)
+		seq, ok, err := seqAt(ctx, rs.targetBootstrap, replica, ck.partition, ck.downstream)
 		if err != nil {
 			return fail(err)
 		}
@@ -233,6 +228,63 @@ func measureCheckpoints(ctx context.Context, rs *runSpec, samples int, perSample
 	}
 	slices.Sort(res.lags)
 	return res
+}
+
+// appendRecords writes n benchmark records to partition 0 of topic, with
+// sequence numbers from on.
+func appendRecords(ctx context.Context, bootstrap, topic string, from, n int64, size int) error {
+	p, err := ckafka.NewProducer(&ckafka.ConfigMap{"bootstrap.servers": bootstrap, "enable.idempotence": true, "linger.ms": 5})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	done := make(chan ckafka.Event, n)
+	for seq := from; seq < from+n; seq++ {
+		k := recordKey(0, seq)
+		m := &ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: &topic, Partition: 0}, Key: k, Value: recordValue(k, size)}
+		if err := p.Produce(m, done); err != nil {
+			return fmt.Errorf("append to %s: %w", topic, err)
+		}
+	}
+	for range n {
+		select {
+		case ev := <-done:
+			if m, ok := ev.(*ckafka.Message); ok && m.TopicPartition.Error != nil {
+				return fmt.Errorf("append to %s: %w", topic, m.TopicPartition.Error)
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// waitReplicated waits until the one-partition replica holds records up to
+// sequence number records-1.
+func waitReplicated(ctx context.Context, bootstrap, replica string, records int64, timeout time.Duration) error {
+	t, err := newTailer(bootstrap, replica, 1, records)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	deadline := time.Now().Add(timeout)
+	for {
+		done, err := t.complete(ctx)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not reach %d records within %v", replica, records, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // seqAt returns the sequence number of the first committed record at or

@@ -139,9 +139,6 @@ producer.batch.size=%[6]d
 // the settings MirrorMaker 2's checkpoint connector gets (1-s intervals),
 // before the copy starts, as for MM2.
 func (c *connectdSystem) startCheckpoints(ctx context.Context, rs *runSpec) error {
-	if err := commitGroup(ctx, rs.bootstrap, checkpointGroup(rs), rs.source, make([]int64, rs.partitions)); err != nil {
-		return err
-	}
 	cfg := map[string]string{
 		"connector.class":                      "KafkaCheckpointSource",
 		"tasks.max":                            "1",
@@ -195,7 +192,7 @@ func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.
 		"tasks.max":                strconv.Itoa(rs.tasks),
 		"source.bootstrap.servers": rs.bootstrap,
 		"target.bootstrap.servers": rs.targetBootstrap,
-		"topics":                   rs.source,
+		"topics":                   rs.topics(),
 		"target.topic.format":      "${topic}.replica",
 		"partition.mapping":        "preserve",
 	}

@@ -121,7 +121,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	bsB := fs.String("bootstrap-b", "", "bootstrap servers of the target cluster (-cross-cluster)")
 	brokerBPid := fs.Int("broker-b-pid", 0, "pid of the target cluster's broker (-cross-cluster; its CPU is added to the broker's)")
 	ckptPlugin := fs.String("checkpoint-plugin", "", "connectd-kafka-checkpoint plugin binary (-cross-cluster; empty: connectd runs no checkpoint connector)")
-	ckptSamples := fs.Int("checkpoint-samples", 3, "group commits per run whose checkpoint lag is measured (-cross-cluster)")
+	ckptSamples := fs.Int("checkpoint-samples", 5, "group commits per run whose checkpoint lag is measured (-cross-cluster)")
 	sourceAlias := fs.String("source-alias", "a", "source cluster alias (-cross-cluster): replicas are <alias>.<topic>")
 	sizes := fs.String("sizes", "1024:1000000,100:5000000", "data sets: value bytes:records, comma-separated")
 	parts := fs.Int("partitions", 6, "source partitions")
@@ -237,6 +237,7 @@ func cmdRun(ctx context.Context, args []string) error {
 					rs.targetAlias = "b-" + rs.runID
 					rs.checkpointsTopic = rs.sourceAlias + ".checkpoints.internal"
 					rs.ckptSamples = *ckptSamples
+					rs.ckptTopic = "bench-ckpt-" + rs.runID
 				}
 				rs.target = s.target(rs)
 				rs.dir = filepath.Join(dir, rs.runID)
@@ -304,6 +305,16 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPids []int, timeou
 			p.stop(20 * time.Second)
 		}
 	}()
+	if rs.cross {
+		// Before the workers start: MM2 lists topics and groups once at
+		// start-up here (refresh.topics.enabled=false).
+		if err := createTopic(ctx, rs.bootstrap, rs.ckptTopic, 1); err != nil {
+			return fail(err)
+		}
+		if err := commitGroup(ctx, rs.bootstrap, checkpointGroup(rs), rs.ckptTopic, []int64{0}); err != nil {
+			return fail(err)
+		}
+	}
 	pre, err := s.prepare(ctx, rs)
 	if err != nil {
 		return fail(fmt.Errorf("prepare: %w", err))

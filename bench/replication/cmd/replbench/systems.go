@@ -32,14 +32,26 @@ type runSpec struct {
 	sourceAlias, targetAlias string
 	checkpointsTopic         string
 	ckptSamples              int
-	partitions               int
-	records                  int64
-	size                     int
-	runID                    string // unique per run: names internal topics, groups, transactional ids
-	dir                      string // logs and generated configs
-	lingerMs                 int
-	batchBytes               int
-	tasks                    int
+	// ckptTopic is a one-partition topic on the source, replicated beside
+	// the measured one and empty during the copy, whose records and group
+	// offsets the checkpoint measurement writes afterwards.
+	ckptTopic  string
+	partitions int
+	records    int64
+	size       int
+	runID      string // unique per run: names internal topics, groups, transactional ids
+	dir        string // logs and generated configs
+	lingerMs   int
+	batchBytes int
+	tasks      int
+}
+
+// topics is the replication connectors' topics list.
+func (rs *runSpec) topics() string {
+	if rs.ckptTopic != "" {
+		return rs.source + "," + rs.ckptTopic
+	}
+	return rs.source
 }
 
 // system is one of the measured copiers.
@@ -295,10 +307,6 @@ producer.max.request.size=%[6]d
 		// finds the run's group, which already has an offset on the source,
 		// and waits for offset syncs. Its CPU and memory during the copy
 		// count as MirrorMaker 2's, as they are one worker.
-		if err := commitGroup(ctx, rs.bootstrap, checkpointGroup(rs), rs.source, make([]int64, rs.partitions)); err != nil {
-			p.stop(10 * time.Second)
-			return nil, err
-		}
 		cfg := map[string]string{
 			"connector.class":                       "org.apache.kafka.connect.mirror.MirrorCheckpointConnector",
 			"tasks.max":                             "1",
@@ -306,7 +314,7 @@ producer.max.request.size=%[6]d
 			"target.cluster.alias":                  rs.targetAlias,
 			"source.cluster.bootstrap.servers":      rs.bootstrap,
 			"target.cluster.bootstrap.servers":      rs.targetBootstrap,
-			"topics":                                rs.source,
+			"topics":                                rs.topics(),
 			"groups":                                checkpointGroup(rs),
 			"key.converter":                         "org.apache.kafka.connect.converters.ByteArrayConverter",
 			"value.converter":                       "org.apache.kafka.connect.converters.ByteArrayConverter",
@@ -335,7 +343,7 @@ func (m *mm2System) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time,
 		"target.cluster.alias":                  "dst",
 		"source.cluster.bootstrap.servers":      rs.bootstrap,
 		"target.cluster.bootstrap.servers":      rs.targetBootstrap,
-		"topics":                                rs.source,
+		"topics":                                rs.topics(),
 		"key.converter":                         "org.apache.kafka.connect.converters.ByteArrayConverter",
 		"value.converter":                       "org.apache.kafka.connect.converters.ByteArrayConverter",
 		"header.converter":                      "org.apache.kafka.connect.converters.ByteArrayConverter",
@@ -380,8 +388,8 @@ func cleanupCross(ctx context.Context, rs *runSpec, target string) {
 		return
 	}
 	syncs := "mm2-offset-syncs." + rs.targetAlias + ".internal"
-	_ = deleteTopics(ctx, rs.bootstrap, syncs)
-	_ = deleteTopics(ctx, rs.targetBootstrap, syncs)
+	_ = deleteTopics(ctx, rs.bootstrap, syncs, rs.ckptTopic)
+	_ = deleteTopics(ctx, rs.targetBootstrap, syncs, rs.sourceAlias+"."+rs.ckptTopic)
 	for _, bs := range []string{rs.bootstrap, rs.targetBootstrap} {
 		_ = deleteGroup(ctx, bs, checkpointGroup(rs))
 	}
