@@ -13,6 +13,14 @@
 // checks exactly-once: every source record once, in order, unchanged. A
 // run that fails the check is reported as failed and has no throughput.
 //
+// With -cross-cluster (make bench-replication-cross) the source topic is on
+// cluster A and every worker, with the target, on cluster B: connectd (and,
+// when its plugin is built, KafkaCheckpointSource) vs MirrorMaker 2's
+// MirrorSourceConnector and MirrorCheckpointConnector in one worker, replicas
+// named by DefaultReplicationPolicy. After the copy, with the workers still
+// running, it measures the checkpoint lag: the time from a consumer group's
+// commit on A to the checkpoint of that offset on B (checkpoint.go).
+//
 //	replbench run -bootstrap ... -sizes 1024:1000000,100:5000000 -reps 3 ...
 //	replbench preload|verify ...   (the pieces, for debugging)
 package main

@@ -82,8 +82,8 @@ func (r *report) markdown() string {
 	var b strings.Builder
 	if r.cross {
 		b.WriteString("Cross-cluster: source on cluster A, every worker and the target on cluster B; broker CPU is both brokers'. " +
-			"Checkpoint lag: from a group's offset commit on A to its checkpoint in the checkpoints topic on B " +
-			"(median [max] over every partition of every sample, pooled over the runs).\n\n")
+			"Checkpoint lag: from a group's offset commit on A to its checkpoint in the checkpoints topic on B, " +
+			"the committed records already replicated (median [max] over every sample of every run, n samples).\n\n")
 	}
 	fmt.Fprintf(&b, "Partitions %d; every producer linger.ms=%d batch.size=%d; raw loop and interval boundaries commit every %v.\n"+
 		"Median over the runs that passed the exactly-once check, [IQR] in brackets; CPU = CPU-seconds per million records "+
