@@ -280,6 +280,11 @@ func (c *connectdSystem) crossConfig(ctx context.Context, rs *runSpec, cfg map[s
 	cfg["source.cluster.alias"] = rs.sourceAlias
 	if known["target.cluster.alias"] {
 		cfg["target.cluster.alias"] = rs.targetAlias
+	} else if c.ckptPlugin != "" {
+		// The offset-syncs topic is then named after the connector's fixed
+		// target alias, shared by every run: translations may use another
+		// run's syncs.
+		logf("%s: KafkaReplicationSource has no target.cluster.alias; its offset syncs are not per run", rs.runID)
 	}
 	if known["replication.policy.class"] {
 		delete(cfg, "target.topic.format")
