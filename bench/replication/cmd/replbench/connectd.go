@@ -143,6 +143,7 @@ func (c *connectdSystem) startCheckpoints(ctx context.Context, rs *runSpec) erro
 		"connector.class":                      "KafkaCheckpointSource",
 		"tasks.max":                            "1",
 		"source.bootstrap.servers":             rs.bootstrap,
+		"target.bootstrap.servers":             rs.targetBootstrap,
 		"source.cluster.alias":                 rs.sourceAlias,
 		"target.cluster.alias":                 rs.targetAlias,
 		"replication.policy.class":             "DefaultReplicationPolicy",

@@ -378,11 +378,14 @@ func (m *mm2System) cleanup(ctx context.Context, rs *runSpec) {
 }
 
 // cleanupCross removes what a cross-cluster run leaves besides the worker's
-// own topics: the run's offset-syncs topic (on either cluster: MM2 keeps it
-// on the source by default, connectd on the target) and its consumer group
-// on both clusters; it waits until the target topic is gone, as the next
-// run creates it again under the same name. The shared checkpoints topic
-// stays: runs tell their checkpoints apart by group.
+// own topics: its checkpoint topic and replica, MM2's offset-syncs topic
+// (on the source, named after the run's target alias) and the run's
+// consumer group on both clusters; it waits until the target topic is gone,
+// as the next run creates it again under the same name. Shared topics stay:
+// the checkpoints topic (runs tell their checkpoints apart by group) and
+// connectd's offset-syncs topic on the target, named after the source alias
+// as MM2 names a target-located one (the measured syncs are of the run's
+// own checkpoint topic).
 func cleanupCross(ctx context.Context, rs *runSpec, target string) {
 	if !rs.cross {
 		return
