@@ -101,6 +101,10 @@ generate: ## regenerate plugins/pluginpb from plugin.proto (Debian protoc, pinne
 bench-replication: ## KafkaReplicationSource vs MirrorMaker 2 vs a raw Go EOS loop (EOS, side by side; BENCH_ARGS for replbench flags)
 	bench/replication/run.sh $(BENCH_ARGS)
 
+.PHONY: bench-replication-cross
+bench-replication-cross: ## connectd vs MirrorMaker 2 from cluster A to cluster B: throughput, exactly-once, checkpoint lag (BENCH_ARGS for replbench flags)
+	bench/replication/run.sh -cross-cluster $(BENCH_ARGS)
+
 # The chaos suite (test/chaos, build tag "chaos") starts its own Kafka broker
 # in .run/chaos-broker because it restarts it. DURATION is how long faults are
 # injected; SEED reproduces a schedule (0 = from the clock, printed).

@@ -6,7 +6,15 @@
 # exactly.once.source.support=enabled) vs a raw Go transactional
 # consume→produce loop, side by side on the local broker (make kafka-up).
 #
-#   bench/replication/run.sh [-baseline COMMIT] [replbench run flags]
+#   bench/replication/run.sh [-cross-cluster] [-baseline COMMIT] [replbench run flags]
+#
+# -cross-cluster (make bench-replication-cross) copies from cluster A
+# ($CONNECTD_RUN_DIR/kafka.env) to cluster B (kafka-b.env; started with
+# `scripts/kafka.sh up b` when absent), with each system's worker on B:
+# connectd vs MirrorMaker 2 (MirrorSourceConnector + MirrorCheckpointConnector),
+# replicas named a.<topic>, and the checkpoint lag of a consumer group. The
+# checkpoint plugin (connectd-kafka-checkpoint) runs when the tree has it.
+# Defaults there: -sizes 1024:1000000 -systems connectd,mm2.
 #
 # -baseline COMMIT also builds connectd and the plugin at COMMIT (from
 # `git archive` into bench/out/baseline/) and runs them beside the working
@@ -35,6 +43,24 @@ if [[ -z $bootstrap ]] || ! (exec 3<>"/dev/tcp/${bootstrap%:*}/${bootstrap##*:}"
 fi
 [[ -n $bootstrap ]] || { echo "bench: the Kafka broker did not start (make kafka-up)" >&2; exit 1; }
 broker_pid=$(cat "$run_dir/kafka/pid")
+
+cross=()
+if [[ ${1:-} == -cross-cluster ]]; then
+  shift
+  bootstrap_b=$(sed -n 's/^KAFKA_BOOTSTRAP_B=//p' "$run_dir/kafka-b.env" 2>/dev/null || true)
+  if [[ -z $bootstrap_b ]] || ! (exec 3<>"/dev/tcp/${bootstrap_b%:*}/${bootstrap_b##*:}") 2>/dev/null; then
+    bootstrap_b=$(scripts/kafka.sh up b | sed -n 's/^KAFKA_BOOTSTRAP_B=//p')
+  fi
+  [[ -n $bootstrap_b ]] || { echo "bench: Kafka cluster b did not start (scripts/kafka.sh up b)" >&2; exit 1; }
+  cross=(-cross-cluster -bootstrap-b "$bootstrap_b" -broker-b-pid "$(cat "$run_dir/kafka-b/pid")"
+    -sizes 1024:1000000 -systems connectd,mm2)
+  if [[ -d connectors/kafka/cmd/connectd-kafka-checkpoint ]]; then
+    go build -o "$bin/connectd-kafka-checkpoint" ./connectors/kafka/cmd/connectd-kafka-checkpoint
+    cross+=(-checkpoint-plugin "$bin/connectd-kafka-checkpoint")
+  else
+    rm -f "$bin/connectd-kafka-checkpoint"
+  fi
+fi
 
 # MirrorMaker 2: Kafka Connect 4.1.1 + connect-mirror from Maven Central.
 pom=bench/replication/mm2/pom.xml
@@ -73,5 +99,5 @@ go build -o "$bin/connectd-kafka-replication" ./connectors/kafka/cmd/connectd-ka
 # shellcheck disable=SC2086
 exec "$bin/replbench" run -bootstrap "$bootstrap" -broker-pid "$broker_pid" \
   -mm2-classpath "$cp_file" -rawcopy "$bin/rawcopy" -connectd "$bin/connectd" \
-  -plugin "$bin/connectd-kafka-replication" "${variant[@]}" \
+  -plugin "$bin/connectd-kafka-replication" "${variant[@]}" "${cross[@]}" \
   -out "$out" "$@" ${BENCH_ARGS:-}

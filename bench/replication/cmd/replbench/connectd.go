@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/connectd/connectd/framework/rest/client"
 )
 
 // connectdSystem runs KafkaReplicationSource in one `connectd worker`
@@ -18,7 +20,13 @@ import (
 type connectdSystem struct {
 	connectd  string // connectd binary
 	pluginBin string // connectd-kafka-replication binary
-	catalog   string // plugin.path, filled once
+	// ckptPlugin is the connectd-kafka-checkpoint binary ("" when it is
+	// not built): cross-cluster runs then have no checkpoint connector.
+	ckptPlugin string
+	// ckptErr is why the checkpoint connector could not be created in
+	// this run ("" if it was): the copy is measured all the same.
+	ckptErr string
+	catalog string // plugin.path, filled once
 	// variant names another build or environment of the worker, run beside
 	// the default one ("" for the default): see -connectd-variant.
 	variant string
@@ -41,8 +49,23 @@ func (c *connectdSystem) name() string {
 	}
 	return n
 }
-func (*connectdSystem) target(rs *runSpec) string { return rs.source + ".replica" }
-func (*connectdSystem) finishesByExit() bool      { return false }
+func (*connectdSystem) target(rs *runSpec) string {
+	if rs.cross {
+		return rs.sourceAlias + "." + rs.source // DefaultReplicationPolicy
+	}
+	return rs.source + ".replica"
+}
+
+func (c *connectdSystem) checkpoints() (bool, string) {
+	switch {
+	case c.ckptPlugin == "":
+		return false, "n/a (no checkpoint connector)"
+	case c.ckptErr != "":
+		return false, "n/a (checkpoint connector not created: " + c.ckptErr + ")"
+	}
+	return true, ""
+}
+func (*connectdSystem) finishesByExit() bool { return false }
 
 func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, error) {
 	if c.catalog == "" {
@@ -55,9 +78,14 @@ func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, err
 		if err != nil {
 			return nil, err
 		}
-		out, err := exec.Command(c.connectd, "plugin", "install", "--plugin-path", dir, c.pluginBin).CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("install plugin: %v: %s", err, out)
+		for _, bin := range []string{c.pluginBin, c.ckptPlugin} {
+			if bin == "" {
+				continue
+			}
+			out, err := exec.Command(c.connectd, "plugin", "install", "--plugin-path", dir, bin).CombinedOutput()
+			if err != nil {
+				return nil, fmt.Errorf("install plugin %s: %v: %s", filepath.Base(bin), err, out)
+			}
 		}
 		c.catalog = dir
 	}
@@ -80,7 +108,7 @@ listeners=http://127.0.0.1:%[3]d
 plugin.path=%[4]s
 producer.linger.ms=%[5]d
 producer.batch.size=%[6]d
-`, rs.bootstrap, rs.runID, c.port, c.catalog, rs.lingerMs, rs.batchBytes) + c.workerProps
+`, rs.targetBootstrap, rs.runID, c.port, c.catalog, rs.lingerMs, rs.batchBytes) + c.workerProps
 	propsPath := filepath.Join(rs.dir, "connectd-worker.properties")
 	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
 		return nil, err
@@ -97,7 +125,66 @@ producer.batch.size=%[6]d
 		p.stop(10 * time.Second)
 		return nil, err
 	}
+	c.ckptErr = ""
+	if rs.cross && c.ckptPlugin != "" {
+		if err := c.startCheckpoints(ctx, rs); err != nil {
+			c.ckptErr = err.Error()
+			logf("%s: checkpoint connector: %v", rs.runID, err)
+		}
+	}
 	return []*proc{p}, nil
+}
+
+// startCheckpoints creates KafkaCheckpointSource for the run's group, with
+// the settings MirrorMaker 2's checkpoint connector gets (1-s intervals),
+// before the copy starts, as for MM2.
+func (c *connectdSystem) startCheckpoints(ctx context.Context, rs *runSpec) error {
+	cfg := map[string]string{
+		"connector.class":                      "KafkaCheckpointSource",
+		"tasks.max":                            "1",
+		"source.bootstrap.servers":             rs.bootstrap,
+		"target.bootstrap.servers":             rs.targetBootstrap,
+		"source.cluster.alias":                 rs.sourceAlias,
+		"target.cluster.alias":                 rs.targetAlias,
+		"replication.policy.class":             "DefaultReplicationPolicy",
+		"groups":                               checkpointGroup(rs),
+		"emit.checkpoints.interval.seconds":    "1",
+		"sync.group.offsets.enabled":           "true",
+		"sync.group.offsets.interval.seconds":  "1",
+		"refresh.groups.interval.seconds":      "5",
+		"checkpoints.topic.replication.factor": "1",
+	}
+	known, err := pluginKeys(ctx, c.port, "KafkaCheckpointSource")
+	if err != nil {
+		return err
+	}
+	for k := range cfg {
+		if k != "connector.class" && k != "tasks.max" && !known[k] {
+			logf("%s: KafkaCheckpointSource has no key %s; left out", rs.runID, k)
+			delete(cfg, k)
+		}
+	}
+	_, err = postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", c.port), map[string]any{"name": "ckpt", "config": cfg})
+	return err
+}
+
+// pluginKeys lists the configuration keys a connector plugin defines.
+func pluginKeys(ctx context.Context, port int, class string) (map[string]bool, error) {
+	cl, err := client.New(fmt.Sprintf("http://127.0.0.1:%d", port))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	keys, err := cl.PluginConfig(ctx, class)
+	if err != nil {
+		return nil, fmt.Errorf("configuration keys of %s: %w", class, err)
+	}
+	out := map[string]bool{}
+	for _, k := range keys {
+		out[k.Name] = true
+	}
+	return out, nil
 }
 
 func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error) {
@@ -105,10 +192,15 @@ func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.
 		"connector.class":          "KafkaReplicationSource",
 		"tasks.max":                strconv.Itoa(rs.tasks),
 		"source.bootstrap.servers": rs.bootstrap,
-		"target.bootstrap.servers": rs.bootstrap,
-		"topics":                   rs.source,
+		"target.bootstrap.servers": rs.targetBootstrap,
+		"topics":                   rs.topics(),
 		"target.topic.format":      "${topic}.replica",
 		"partition.mapping":        "preserve",
+	}
+	if rs.cross {
+		if err := c.crossConfig(ctx, rs, cfg); err != nil {
+			return nil, time.Now(), err
+		}
 	}
 	cfg["transaction.boundary"] = c.boundary
 	if c.boundary == "interval" {
@@ -122,8 +214,9 @@ func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.
 }
 
 func (c *connectdSystem) cleanup(ctx context.Context, rs *runSpec) {
-	topics, _ := listTopics(rs.bootstrap, "connectd-"+rs.runID)
-	_ = deleteTopics(ctx, rs.bootstrap, append(topics, c.target(rs))...)
+	topics, _ := listTopics(rs.targetBootstrap, "connectd-"+rs.runID)
+	_ = deleteTopics(ctx, rs.targetBootstrap, append(topics, c.target(rs))...)
+	cleanupCross(ctx, rs, c.target(rs))
 }
 
 // variantFlag collects -connectd-variant values.
@@ -172,5 +265,39 @@ func (v *variantFlag) Set(s string) error {
 		}
 	}
 	*v = append(*v, cv)
+	return nil
+}
+
+// crossConfig names the clusters and the replica the way MirrorMaker 2's
+// DefaultReplicationPolicy does: with replication.policy.class when the
+// connector build defines it, else with the equivalent target.topic.format.
+// MM2's offset.lag.max default is set explicitly where the key exists, so
+// both systems write offset syncs equally often.
+func (c *connectdSystem) crossConfig(ctx context.Context, rs *runSpec, cfg map[string]string) error {
+	known, err := pluginKeys(ctx, c.port, "KafkaReplicationSource")
+	if err != nil {
+		return err
+	}
+	cfg["source.cluster.alias"] = rs.sourceAlias
+	if known["target.cluster.alias"] {
+		cfg["target.cluster.alias"] = rs.targetAlias
+	} else if c.ckptPlugin != "" {
+		// The offset-syncs topic is then named after the connector's fixed
+		// target alias, shared by every run: translations may use another
+		// run's syncs.
+		logf("%s: KafkaReplicationSource has no target.cluster.alias; its offset syncs are not per run", rs.runID)
+	}
+	if known["replication.policy.class"] {
+		delete(cfg, "target.topic.format")
+		cfg["replication.policy.class"] = "DefaultReplicationPolicy"
+	} else {
+		cfg["target.topic.format"] = rs.sourceAlias + ".${topic}"
+	}
+	if known["offset.lag.max"] {
+		cfg["offset.lag.max"] = "100"
+	}
+	if known["sync.topic.configs.enabled"] {
+		cfg["sync.topic.configs.enabled"] = "false" // as for MM2 in this benchmark
+	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -165,4 +166,43 @@ func perPartition(records int64, partitions int) []int64 {
 		}
 	}
 	return out
+}
+
+// deleteGroup deletes a consumer group (one that does not exist is fine).
+func deleteGroup(ctx context.Context, bootstrap, group string) error {
+	a, err := admin(bootstrap)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	res, err := a.DeleteConsumerGroups(ctx, []string{group})
+	if err != nil {
+		return err
+	}
+	for _, r := range res.ConsumerGroupResults {
+		if c := r.Error.Code(); c != ckafka.ErrNoError && c != ckafka.ErrGroupIDNotFound {
+			return fmt.Errorf("delete group %s: %w", group, r.Error)
+		}
+	}
+	return nil
+}
+
+// waitTopicGone waits until a deleted topic has left the cluster's
+// metadata, so that creating it again does not fail.
+func waitTopicGone(ctx context.Context, bootstrap, topic string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		names, err := listTopics(bootstrap, topic)
+		if err == nil && !slices.Contains(names, topic) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s still exists 30s after its deletion", topic)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

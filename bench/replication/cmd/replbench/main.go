@@ -13,6 +13,14 @@
 // checks exactly-once: every source record once, in order, unchanged. A
 // run that fails the check is reported as failed and has no throughput.
 //
+// With -cross-cluster (make bench-replication-cross) the source topic is on
+// cluster A and every worker, with the target, on cluster B: connectd (and,
+// when its plugin is built, KafkaCheckpointSource) vs MirrorMaker 2's
+// MirrorSourceConnector and MirrorCheckpointConnector in one worker, replicas
+// named by DefaultReplicationPolicy. After the copy, with the workers still
+// running, it measures the checkpoint lag: the time from a consumer group's
+// commit on A to the checkpoint of that offset on B (checkpoint.go).
+//
 //	replbench run -bootstrap ... -sizes 1024:1000000,100:5000000 -reps 3 ...
 //	replbench preload|verify ...   (the pieces, for debugging)
 package main
@@ -25,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,8 +123,14 @@ func parseSizes(s string) ([]dataset, error) {
 
 func cmdRun(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ExitOnError)
-	bs := fs.String("bootstrap", "", "bootstrap servers of the broker")
+	bs := fs.String("bootstrap", "", "bootstrap servers of the broker (the source cluster with -cross-cluster)")
 	brokerPid := fs.Int("broker-pid", 0, "pid of the broker (its CPU is reported separately)")
+	cross := fs.Bool("cross-cluster", false, "copy from -bootstrap (cluster A) to -bootstrap-b (cluster B), the workers on B; MM2 also runs MirrorCheckpointConnector and the checkpoint lag is measured")
+	bsB := fs.String("bootstrap-b", "", "bootstrap servers of the target cluster (-cross-cluster)")
+	brokerBPid := fs.Int("broker-b-pid", 0, "pid of the target cluster's broker (-cross-cluster; its CPU is added to the broker's)")
+	ckptPlugin := fs.String("checkpoint-plugin", "", "connectd-kafka-checkpoint plugin binary (-cross-cluster; empty: connectd runs no checkpoint connector)")
+	ckptSamples := fs.Int("checkpoint-samples", 5, "group commits per run whose checkpoint lag is measured (-cross-cluster)")
+	sourceAlias := fs.String("source-alias", "a", "source cluster alias (-cross-cluster): replicas are <alias>.<topic>")
 	sizes := fs.String("sizes", "1024:1000000,100:5000000", "data sets: value bytes:records, comma-separated")
 	parts := fs.Int("partitions", 6, "source partitions")
 	reps := fs.Int("reps", 3, "repetitions (systems run interleaved, order rotating)")
@@ -138,6 +153,16 @@ func cmdRun(ctx context.Context, args []string) error {
 
 	if len(variants) > 0 && !strings.Contains(*systems, "connectd") {
 		return fmt.Errorf("-connectd-variant needs a connectd system in -systems")
+	}
+	target := *bs
+	if *cross {
+		if *bsB == "" || *bsB == *bs {
+			return fmt.Errorf("-cross-cluster needs -bootstrap-b, the bootstrap servers of a second cluster")
+		}
+		if strings.Contains(*systems, "raw") {
+			return fmt.Errorf("-cross-cluster: the raw loop copies within one cluster only; leave raw out of -systems")
+		}
+		target = *bsB
 	}
 	data, err := parseSizes(*sizes)
 	if err != nil {
@@ -182,13 +207,13 @@ func cmdRun(ctx context.Context, args []string) error {
 					fmt.Fprintf(&worker, "%s=%s\n", strings.TrimSpace(k), strings.TrimSpace(v))
 				}
 			}
-			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, extra: extra, workerProps: worker.String(), boundary: boundary, interval: *interval})
+			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, ckptPlugin: *ckptPlugin, extra: extra, workerProps: worker.String(), boundary: boundary, interval: *interval})
 			for _, v := range variants {
 				plugin := v.plugin
 				if plugin == "" {
 					plugin = *pluginBin
 				}
-				sys = append(sys, &connectdSystem{connectd: v.connectd, pluginBin: plugin, variant: v.name, env: v.env,
+				sys = append(sys, &connectdSystem{connectd: v.connectd, pluginBin: plugin, ckptPlugin: *ckptPlugin, variant: v.name, env: v.env,
 					extra: extra, workerProps: worker.String(), boundary: boundary, interval: *interval})
 			}
 		default:
@@ -196,6 +221,7 @@ func cmdRun(ctx context.Context, args []string) error {
 		}
 	}
 	rep := newReport(dir, *parts, *linger, *batch, *interval)
+	rep.cross = *cross
 	for _, ds := range data {
 		source := fmt.Sprintf("bench-src-%d-%s", ds.size, strings.ToLower(stamp))
 		logf("data set: %d records of %d B in %d partitions (%s)", ds.records, ds.size, *parts, source)
@@ -209,15 +235,24 @@ func cmdRun(ctx context.Context, args []string) error {
 			for i := range sys {
 				s := sys[(i+r)%len(sys)]
 				rs := &runSpec{
-					bootstrap: *bs, source: source, partitions: *parts, records: ds.records, size: ds.size,
+					bootstrap: *bs, targetBootstrap: target, cross: *cross,
+					source: source, partitions: *parts, records: ds.records, size: ds.size,
 					runID:    fmt.Sprintf("%s-%d-%d-%s", strings.ToLower(stamp), ds.size, r, strings.ReplaceAll(s.name(), "@", "-")),
 					lingerMs: *linger, batchBytes: *batch, tasks: *tasks,
 				}
+				if *cross {
+					rs.sourceAlias = *sourceAlias
+					rs.targetAlias = "b-" + rs.runID
+					rs.checkpointsTopic = rs.sourceAlias + ".checkpoints.internal"
+					rs.ckptSamples = *ckptSamples
+					rs.ckptTopic = "bench-ckpt-" + rs.runID
+				}
+				rs.target = s.target(rs)
 				rs.dir = filepath.Join(dir, rs.runID)
 				if err := os.MkdirAll(rs.dir, 0o755); err != nil {
 					return err
 				}
-				res := runOne(ctx, s, rs, *brokerPid, *timeout)
+				res := runOne(ctx, s, rs, []int{*brokerPid, *brokerBPid}, *timeout)
 				res.rep = r + 1
 				rep.add(res)
 				if ctx.Err() != nil {
@@ -245,11 +280,12 @@ type result struct {
 	procs     string
 	verdict   verdict
 	err       string
+	ckpt      *ckptResult // cross-cluster mode only
 }
 
 func (r result) ok() bool { return r.err == "" && r.verdict.ok(r.records) }
 
-func runOne(ctx context.Context, s system, rs *runSpec, brokerPid int, timeout time.Duration) (res result) {
+func runOne(ctx context.Context, s system, rs *runSpec, brokerPids []int, timeout time.Duration) (res result) {
 	res = result{system: s.name(), size: rs.size, records: rs.records}
 	fail := func(err error) result {
 		res.err = err.Error()
@@ -267,8 +303,8 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPid int, timeout t
 	sysSampler := newSampler(100 * time.Millisecond)
 	defer sysSampler.close()
 	var broker *sampler
-	if brokerPid > 0 {
-		broker = newSampler(time.Second, brokerPid)
+	if pids := slices.DeleteFunc(slices.Clone(brokerPids), func(p int) bool { return p <= 0 }); len(pids) > 0 {
+		broker = newSampler(time.Second, pids...)
 		defer broker.close()
 	}
 	var procs []*proc
@@ -277,6 +313,16 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPid int, timeout t
 			p.stop(20 * time.Second)
 		}
 	}()
+	if rs.cross {
+		// Before the workers start: MM2 lists topics and groups once at
+		// start-up here (refresh.topics.enabled=false).
+		if err := createTopic(ctx, rs.bootstrap, rs.ckptTopic, 1); err != nil {
+			return fail(err)
+		}
+		if err := commitGroup(ctx, rs.bootstrap, checkpointGroup(rs), rs.ckptTopic, []int64{0}); err != nil {
+			return fail(err)
+		}
+	}
 	pre, err := s.prepare(ctx, rs)
 	if err != nil {
 		return fail(fmt.Errorf("prepare: %w", err))
@@ -285,8 +331,8 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPid int, timeout t
 	for _, p := range pre {
 		sysSampler.addRoot(p.pid())
 	}
-	target := s.target(rs)
-	tail, err := newTailer(rs.bootstrap, target, rs.partitions, rs.records)
+	target := rs.target
+	tail, err := newTailer(rs.targetBootstrap, target, rs.partitions, rs.records)
 	if err != nil {
 		return fail(err)
 	}
@@ -348,6 +394,18 @@ wait:
 	if broker != nil {
 		res.cpuBroker = cpuBetween(bcpu0, broker.snapshot()).Seconds()
 	}
+	if rs.cross {
+		// While the processes still run: the copy is complete, so every
+		// partition has offset syncs up to its end.
+		res.ckpt = &ckptResult{}
+		if cp, ok := s.(checkpointer); ok {
+			if on, why := cp.checkpoints(); !on {
+				res.ckpt.note = why
+			} else {
+				*res.ckpt = measureCheckpoints(ctx, rs, rs.ckptSamples, time.Minute)
+			}
+		}
+	}
 	for _, p := range procs {
 		p.stop(20 * time.Second)
 	}
@@ -360,7 +418,7 @@ wait:
 	sysSampler.mu.Unlock()
 	res.procs = strings.Join(parts, " ")
 
-	v, err := verify(ctx, rs.bootstrap, target, rs.partitions, rs.records, rs.size)
+	v, err := verify(ctx, rs.targetBootstrap, target, rs.partitions, rs.records, rs.size)
 	if err != nil {
 		return fail(fmt.Errorf("verify: %w", err))
 	}

@@ -17,6 +17,7 @@ type report struct {
 	linger     int
 	batch      int
 	interval   time.Duration
+	cross      bool // cross-cluster mode: checkpoint lag columns
 	results    []result
 }
 
@@ -36,7 +37,8 @@ func (r *report) write() error {
 	}
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"system", "msg_size", "count", "partitions", "rep", "seconds", "throughput_msgs", "throughput_MBps",
-		"cpu_s_sut", "cpu_s_per_M_sut", "cpu_s_per_M_broker", "rss_MB_peak", "records_read", "dupes", "gaps", "misplaced", "ok", "error", "processes (peak RSS/CPU s during the copy)"})
+		"cpu_s_sut", "cpu_s_per_M_sut", "cpu_s_per_M_broker", "rss_MB_peak", "records_read", "dupes", "gaps", "misplaced", "ok", "error", "processes (peak RSS/CPU s during the copy)",
+		"checkpoint_lag_s_median", "checkpoint_lag_s_max", "checkpoint_samples", "checkpoint_note"})
 	for _, x := range r.results {
 		tp, mbps, cpm, bpm := "", "", "", ""
 		if x.ok() {
@@ -48,7 +50,8 @@ func (r *report) write() error {
 		_ = w.Write([]string{x.system, strconv.Itoa(x.size), strconv.FormatInt(x.records, 10), strconv.Itoa(r.partitions), strconv.Itoa(x.rep),
 			fmt.Sprintf("%.2f", x.seconds), tp, mbps, fmt.Sprintf("%.1f", x.cpuSUT), cpm, bpm, strconv.FormatInt(x.peakRSS>>20, 10),
 			strconv.FormatInt(x.verdict.Records, 10), strconv.FormatInt(x.verdict.Duplicates, 10), strconv.FormatInt(x.verdict.Gaps, 10),
-			strconv.FormatInt(x.verdict.Misplaced, 10), strconv.FormatBool(x.ok()), x.err, x.procs})
+			strconv.FormatInt(x.verdict.Misplaced, 10), strconv.FormatBool(x.ok()), x.err, x.procs,
+			ckptMedian(x.ckpt), ckptMax(x.ckpt), ckptCount(x.ckpt), ckptNote(x.ckpt)})
 	}
 	w.Flush()
 	if err := f.Close(); err != nil {
@@ -77,6 +80,11 @@ func summarize(xs []float64) stats {
 
 func (r *report) markdown() string {
 	var b strings.Builder
+	if r.cross {
+		b.WriteString("Cross-cluster: source on cluster A, every worker and the target on cluster B; broker CPU is both brokers'. " +
+			"Checkpoint lag: from a group's offset commit on A to its checkpoint in the checkpoints topic on B, " +
+			"the committed records already replicated (median [max] over every sample of every run, n samples).\n\n")
+	}
 	fmt.Fprintf(&b, "Partitions %d; every producer linger.ms=%d batch.size=%d; raw loop and interval boundaries commit every %v.\n"+
 		"Median over the runs that passed the exactly-once check, [IQR] in brackets; CPU = CPU-seconds per million records "+
 		"(system under test; broker separately); RSS = peak summed RSS of all the system's processes.\n\n",
@@ -99,16 +107,31 @@ func (r *report) markdown() string {
 			}
 		}
 		fmt.Fprintf(&b, "**%d B × %d records**\n\n", size, records)
-		b.WriteString("| system | runs ok | records/s | MB/s | CPU s/M (system) | CPU s/M (broker) | peak RSS MB |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("| system | runs ok | records/s | MB/s | CPU s/M (system) | CPU s/M (broker) | peak RSS MB |")
+		if r.cross {
+			b.WriteString(" checkpoint lag s |\n|---|---|---|---|---|---|---|---|\n")
+		} else {
+			b.WriteString("\n|---|---|---|---|---|---|---|\n")
+		}
 		med := map[string]map[string]float64{}
 		for _, sys := range systems {
 			var tp, mb, cpu, bcpu, rss []float64
+			var lags []time.Duration
+			var notes []string
 			ok, total := 0, 0
 			for _, x := range r.results {
 				if x.size != size || x.system != sys {
 					continue
 				}
 				total++
+				if x.ckpt != nil {
+					lags = append(lags, x.ckpt.lags...)
+					for _, n := range []string{x.ckpt.note, x.ckpt.err} {
+						if n != "" && !slices.Contains(notes, n) {
+							notes = append(notes, n)
+						}
+					}
+				}
 				if !x.ok() {
 					continue
 				}
@@ -121,8 +144,17 @@ func (r *report) markdown() string {
 			}
 			t, m, c, bc, rs := summarize(tp), summarize(mb), summarize(cpu), summarize(bcpu), summarize(rss)
 			med[sys] = map[string]float64{"tp": t.med, "cpu": c.med, "rss": rs.med}
-			fmt.Fprintf(&b, "| %s | %d/%d | %.0f [%.0f–%.0f] | %.1f | %.2f [%.2f–%.2f] | %.2f | %.0f [%.0f–%.0f] |\n",
+			fmt.Fprintf(&b, "| %s | %d/%d | %.0f [%.0f–%.0f] | %.1f | %.2f [%.2f–%.2f] | %.2f | %.0f [%.0f–%.0f] |",
 				sys, ok, total, t.med, t.q1, t.q3, m.med, c.med, c.q1, c.q3, bc.med, rs.med, rs.q1, rs.q3)
+			if r.cross {
+				cell := strings.Join(notes, "; ")
+				if len(lags) > 0 {
+					l := lagStats(lags)
+					cell = strings.TrimSuffix(fmt.Sprintf("%.2f [%.2f] (n=%d); %s", l.med, l.max, len(lags), cell), "; ")
+				}
+				fmt.Fprintf(&b, " %s |", cell)
+			}
+			b.WriteString("\n")
 		}
 		b.WriteString("\n")
 		// Variants against the default build they run beside (A/B).
@@ -153,4 +185,43 @@ func (r *report) markdown() string {
 		}
 	}
 	return b.String()
+}
+
+// lag is the median and maximum of checkpoint lags, in seconds.
+type lag struct{ med, max float64 }
+
+func lagStats(ds []time.Duration) lag {
+	var xs []float64
+	for _, d := range ds {
+		xs = append(xs, d.Seconds())
+	}
+	return lag{summarize(xs).med, slices.Max(xs)}
+}
+
+func ckptMedian(c *ckptResult) string {
+	if c == nil || len(c.lags) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.3f", lagStats(c.lags).med)
+}
+
+func ckptMax(c *ckptResult) string {
+	if c == nil || len(c.lags) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.3f", lagStats(c.lags).max)
+}
+
+func ckptCount(c *ckptResult) string {
+	if c == nil {
+		return ""
+	}
+	return strconv.Itoa(len(c.lags))
+}
+
+func ckptNote(c *ckptResult) string {
+	if c == nil {
+		return ""
+	}
+	return strings.Trim(strings.Join([]string{c.note, c.err}, "; "), "; ")
 }
