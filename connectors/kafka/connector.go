@@ -72,6 +72,9 @@ func (c *Connector) Spec() sdk.Spec {
 		// Every source partition belongs to one task and all position lives
 		// in the framework's offsets.
 		ExactlyOnce: true,
+		// Records are copies: a worker default of JsonConverter must not
+		// turn them into base64 strings.
+		RawBytes: true,
 	}
 }
 
