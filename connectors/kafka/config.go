@@ -114,7 +114,8 @@ func configDef() *configdef.Def {
 			Documentation: "Name of the source cluster in the source partitions ({cluster, topic, partition}) " +
 				"under which offsets are stored. Empty (the default) uses the source cluster's ID, so that " +
 				"pointing the connector at a different cluster never resumes from the old cluster's offsets. " +
-				"Changing it restarts replication from the beginning.",
+				"Changing it restarts replication from the beginning. With replication.policy.class it is also the cluster's " +
+				"name in target topic names (a.orders) and required.",
 		}).
 		Define(configdef.Key{
 			Name: KeyTopics, Type: configdef.List, Default: "", Importance: configdef.High,
