@@ -25,8 +25,9 @@ import (
 // jsonWorkerDefaults are worker converter defaults that would turn bytes
 // into base64 JSON strings.
 var jsonWorkerDefaults = map[string]string{
-	"key.converter":   "org.apache.kafka.connect.json.JsonConverter",
-	"value.converter": "org.apache.kafka.connect.json.JsonConverter",
+	"key.converter":    "org.apache.kafka.connect.json.JsonConverter",
+	"value.converter":  "org.apache.kafka.connect.json.JsonConverter",
+	"header.converter": "org.apache.kafka.connect.json.JsonConverter",
 }
 
 // newClusterOn starts a worker cluster whose own Kafka is cl.
