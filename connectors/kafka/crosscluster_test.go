@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -388,4 +389,58 @@ func TestCrossClusterAliasChange(t *testing.T) {
 	}
 	compareCopies(t, a.ReadAll(t, name, kafkatest.ReadCommitted, time.Second, 30*time.Second),
 		b.ReadAll(t, "a2."+name, kafkatest.ReadCommitted, time.Second, 30*time.Second))
+}
+
+// TestConnectorTopicConfigSync starts the connector in-process (one
+// cluster, ${topic}.replica) and checks what the created target's configs
+// are: the source's explicit ones with sync on, minus excluded keys, with
+// target.topic.config.* winning; none with sync off.
+func TestConnectorTopicConfigSync(t *testing.T) {
+	cases := []struct {
+		name string
+		kv   []string
+		want map[string]string // expected DYNAMIC_TOPIC_CONFIG entries of the target
+	}{
+		{"sync on", nil, map[string]string{"retention.ms": "86400000", "cleanup.policy": "compact"}},
+		{"target.topic.config wins", []string{PrefixTargetTopicConfig + "retention.ms", "3600000"},
+			map[string]string{"retention.ms": "3600000", "cleanup.policy": "compact"}},
+		{"extra exclude", []string{KeyConfigExclude, `cleanup\.policy, min\.insync\.replicas`}, map[string]string{"retention.ms": "86400000"}},
+		{"sync off", []string{KeySyncTopicConfigs, "false"}, map[string]string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := kafkatest.Topic(t, kafkatest.Partitions(2), kafkatest.Config("retention.ms", "86400000"),
+				kafkatest.Config("cleanup.policy", "compact"), kafkatest.Config("min.insync.replicas", "1"))
+			deleteAtCleanup(t, src+".replica")
+			if _, _, err := startConnector(t, connProps(t, append([]string{KeyTopics, src}, tc.kv...)...)); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for k, e := range topicConfigsOn(t, kafkatest.A(), src+".replica") {
+				if e.Source == ckafka.ConfigSourceDynamicTopic {
+					got[k] = e.Value
+				}
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("target configs %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPlannedConfigChanges(t *testing.T) {
+	entry := func(v string) ckafka.ConfigEntryResult { return ckafka.ConfigEntryResult{Value: v} }
+	want := map[string]map[string]string{
+		"same":    {"retention.ms": "1"},
+		"differs": {"retention.ms": "1", "segment.ms": "2"},
+		"gone":    {"retention.ms": "1"},
+	}
+	have := map[string]map[string]ckafka.ConfigEntryResult{
+		"same":    {"retention.ms": entry("1"), "segment.ms": entry("9")},
+		"differs": {"retention.ms": entry("5"), "segment.ms": entry("2")},
+	}
+	got := plannedConfigChanges(want, have)
+	if len(got) != 1 || got[0].target != "differs" || !maps.Equal(got[0].set, map[string]string{"retention.ms": "1"}) {
+		t.Errorf("changes %+v, want only differs: retention.ms=1", got)
+	}
 }
