@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
@@ -25,6 +26,12 @@ import (
 // target are left alone (an incremental SET, never a DELETE), so a target
 // that already exists with other settings keeps them except where the
 // source sets the same key.
+
+// configSyncTimeout bounds each config request. It is shorter than
+// discoveryTimeout because Start runs a sync after its look at both
+// clusters, all within the host's call timeout (30 s by default), and a
+// config that waits for the next refresh costs little.
+const configSyncTimeout = 5 * time.Second
 
 // topicConfigs is topic → config name → value.
 type topicConfigs map[string]map[string]string
@@ -66,9 +73,9 @@ func describeTopicConfigs(ctx context.Context, a *ckafka.AdminClient, topics []s
 	for i, t := range topics {
 		rs[i] = ckafka.ConfigResource{Type: ckafka.ResourceTopic, Name: t}
 	}
-	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, configSyncTimeout)
 	defer cancel()
-	res, err := a.DescribeConfigs(ctx, rs, ckafka.SetAdminRequestTimeout(discoveryTimeout))
+	res, err := a.DescribeConfigs(ctx, rs, ckafka.SetAdminRequestTimeout(configSyncTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("describing the configs of %d topics: %w", len(topics), err)
 	}
@@ -141,9 +148,9 @@ func syncTopicConfigs(ctx context.Context, a *ckafka.AdminClient, want map[strin
 		}
 		rs[i] = r
 	}
-	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, configSyncTimeout)
 	defer cancel()
-	res, err := a.IncrementalAlterConfigs(ctx, rs, ckafka.SetAdminRequestTimeout(discoveryTimeout))
+	res, err := a.IncrementalAlterConfigs(ctx, rs, ckafka.SetAdminRequestTimeout(configSyncTimeout))
 	if err != nil {
 		return nil, nil, fmt.Errorf("altering the configs of %d target topics: %w", len(rs), err)
 	}
