@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connectd/connectd/connectors/kafka/replpolicy"
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/sdk"
 )
@@ -29,6 +30,12 @@ const (
 	KeyPollMaxBytes         = "poll.max.bytes"
 	KeyPollTimeout          = "poll.timeout.ms"
 	KeyUnreachableTimeout   = "source.unreachable.timeout.ms"
+	KeyPolicyClass          = "replication.policy.class"
+	KeyPolicySeparator      = "replication.policy.separator"
+	KeyTargetClusterAlias   = "target.cluster.alias"
+	KeySyncTopicConfigs     = "sync.topic.configs.enabled"
+	KeyConfigExclude        = "config.properties.exclude"
+	KeyRefreshSeconds       = "refresh.topics.interval.seconds"
 	PrefixSourceConsumer    = "source.consumer."
 	PrefixSourceAdmin       = "source.admin."
 	PrefixTargetAdmin       = "target.admin."
@@ -59,6 +66,20 @@ const (
 )
 
 const topicPlaceholder = "${topic}"
+
+// MirrorMaker 2's defaults (connect-mirror 4.1.1: DefaultTopicFilter's
+// topics.exclude and DefaultConfigPropertyFilter's
+// config.properties.exclude), as lists of whole-name regexes.
+const (
+	// DefaultPolicyTopicsExclude is topics.exclude's default when
+	// replication.policy.class is set.
+	DefaultPolicyTopicsExclude = `mm2.*\.internal, .*\.replica, __.*`
+	// DefaultConfigExclude is config.properties.exclude's default.
+	DefaultConfigExclude = `follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, ` +
+		`message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, unclean\.leader\.election\.enable, min\.insync\.replicas`
+	// DefaultTargetClusterAlias is target.cluster.alias's default.
+	DefaultTargetClusterAlias = "target"
+)
 
 // configDef returns the connector's own keys. The framework adds the common
 // ones (name, tasks.max, converters, transforms, errors.*, transaction.*).
@@ -93,7 +114,8 @@ func configDef() *configdef.Def {
 			Documentation: "Name of the source cluster in the source partitions ({cluster, topic, partition}) " +
 				"under which offsets are stored. Empty (the default) uses the source cluster's ID, so that " +
 				"pointing the connector at a different cluster never resumes from the old cluster's offsets. " +
-				"Changing it restarts replication from the beginning.",
+				"Changing it restarts replication from the beginning. With replication.policy.class it is also the cluster's " +
+				"name in target topic names (a.orders) and required.",
 		}).
 		Define(configdef.Key{
 			Name: KeyTopics, Type: configdef.List, Default: "", Importance: configdef.High,
@@ -112,14 +134,83 @@ func configDef() *configdef.Def {
 			Name: KeyTopicsExclude, Type: configdef.String, Default: "", Importance: configdef.Low,
 			Validator: configdef.Regex(), Group: gTopics, OrderInGroup: 3, DisplayName: "Excluded topics regex",
 			Documentation: "Regular expression (whole name) of source topics never to replicate, applied " +
-				"after topics or topics.regex.",
+				"after topics or topics.regex. Unset with replication.policy.class set, it is MirrorMaker 2's " +
+				"default, topics matching any of " + DefaultPolicyTopicsExclude + "; set it (even to a regex " +
+				"matching nothing, such as ^$) to replace that default.",
 		}).
 		Define(configdef.Key{
 			Name: KeyRefreshInterval, Type: configdef.Long, Default: int64(30000), Importance: configdef.Low,
 			Validator: configdef.AtLeast(int64(100)), Group: gTopics, OrderInGroup: 4,
 			DisplayName: "Topic refresh interval (ms)",
 			Documentation: "How often the connector lists the source topics to find new topics and added " +
-				"partitions, and checks the target topics.",
+				"partitions, and checks (and, with sync.topic.configs.enabled, syncs) the target topics.",
+		}).
+		Define(configdef.Key{
+			Name: KeyRefreshSeconds, Type: configdef.Long, Default: nil, Importance: configdef.Low,
+			Validator: configdef.Func("at least 1", func(key string, v any) error {
+				if n, ok := v.(int64); ok && n < 1 {
+					return configdef.Invalid(key, v, "must be at least 1")
+				}
+				return nil
+			}),
+			Group: gTopics, OrderInGroup: 5, DisplayName: "Topic refresh interval (s)",
+			Documentation: "MirrorMaker 2's name for topic.refresh.interval.ms, in seconds (MM2's default is 600; " +
+				"connectd's, through topic.refresh.interval.ms, 30). Set at most one of the two.",
+		}).
+		Define(configdef.Key{
+			Name: KeyPolicyClass, Type: configdef.String, Default: "", Importance: configdef.High,
+			Validator: configdef.Func("empty, "+replpolicy.DefaultClass+" or "+replpolicy.IdentityClass+" (or their simple names)",
+				func(key string, v any) error {
+					if s, _ := v.(string); s != "" {
+						if _, err := replpolicy.New(s, replpolicy.DefaultSeparator, "x"); err != nil {
+							return configdef.Invalid(key, v, err.Error())
+						}
+					}
+					return nil
+				}),
+			Group: gTarget, OrderInGroup: 6, DisplayName: "Replication policy",
+			Documentation: "MirrorMaker 2's replication policy naming target topics. Empty (the default) uses " +
+				"target.topic.format. DefaultReplicationPolicy names the copy of topic t <source.cluster.alias><separator>t " +
+				"(e.g. a.orders); IdentityReplicationPolicy keeps the name. With a policy set, source.cluster.alias is " +
+				"required, topics that came from the target cluster (per target.cluster.alias) are never replicated back " +
+				"(cycle detection for active/active pairs), MM2's internal topics never are, and topics.exclude defaults " +
+				"to MM2's. Setting both this and target.topic.format is an error.",
+		}).
+		Define(configdef.Key{
+			Name: KeyPolicySeparator, Type: configdef.String, Default: replpolicy.DefaultSeparator, Importance: configdef.Low,
+			Validator: configdef.NonEmptyString(), Group: gTarget, OrderInGroup: 7, DisplayName: "Replication policy separator",
+			Documentation: "Separator between the cluster alias and the topic name in remote topic names " +
+				"(replication.policy.separator of MirrorMaker 2).",
+		}).
+		Define(configdef.Key{
+			Name: KeyTargetClusterAlias, Type: configdef.String, Default: DefaultTargetClusterAlias, Importance: configdef.Medium,
+			Validator: configdef.NonEmptyString(), Group: gTarget, OrderInGroup: 8, DisplayName: "Target cluster alias",
+			Documentation: "Name of the target cluster in the replication policy: a source topic that came from this " +
+				"cluster (e.g. target.orders under DefaultReplicationPolicy) is not replicated back to it. Must differ " +
+				"from source.cluster.alias.",
+		}).
+		Define(configdef.Key{
+			Name: KeySyncTopicConfigs, Type: configdef.Boolean, Default: true, Importance: configdef.Medium,
+			Group: gTarget, OrderInGroup: 9, DisplayName: "Sync topic configs",
+			Documentation: "Copy the topic configs set explicitly on each source topic (not broker or cluster " +
+				"defaults) to its target topic: at creation, and on every topic refresh to targets whose values " +
+				"differ. Keys matching config.properties.exclude and keys set by target.topic.config.* are never " +
+				"copied; configs set only on the target are left alone.",
+		}).
+		Define(configdef.Key{
+			Name: KeyConfigExclude, Type: configdef.List, Default: DefaultConfigExclude, Importance: configdef.Low,
+			Validator: configdef.Func("a list of valid regexes", func(key string, v any) error {
+				l, _ := v.([]string)
+				for _, re := range l {
+					if _, err := regexp.Compile(re); err != nil {
+						return configdef.Invalid(key, v, fmt.Sprintf("%q is not a valid regex: %v", re, err))
+					}
+				}
+				return nil
+			}),
+			Group: gTarget, OrderInGroup: 10, DisplayName: "Topic configs not synced",
+			Documentation: "Regular expressions (whole name) of topic configs that sync.topic.configs.enabled never " +
+				"copies; the default is MirrorMaker 2's.",
 		}).
 		Define(configdef.Key{
 			Name: KeyTargetBootstrap, Type: configdef.String, Required: true, Importance: configdef.High,
@@ -210,9 +301,19 @@ type Config struct {
 	TopicsExclude *regexp.Regexp // anchored; nil when unset
 	Refresh       time.Duration
 
-	TargetBootstrap   string
-	TargetAdmin       map[string]string // target.admin.* without the prefix
-	TargetFormat      TopicFormat
+	TargetBootstrap string
+	TargetAdmin     map[string]string // target.admin.* without the prefix
+	TargetFormat    TopicFormat
+	// Policy names target topics when replication.policy.class is set
+	// (then TargetFormat is unused); nil otherwise.
+	Policy replpolicy.Policy
+	// TargetClusterAlias is the target's name for the policy's cycle
+	// detection.
+	TargetClusterAlias string
+	// SyncTopicConfigs copies explicit source topic configs to targets,
+	// except those matching ConfigExclude.
+	SyncTopicConfigs  bool
+	ConfigExclude     []*regexp.Regexp // anchored
 	TargetReplication int16
 	TargetTopicConfig map[string]string // target.topic.config.* without the prefix
 	Mapping           string
@@ -231,6 +332,63 @@ type Config struct {
 	// StartAtEnd is true when source.consumer.auto.offset.reset asks for
 	// latest: partitions without a committed offset then start at their end.
 	StartAtEnd bool
+}
+
+// TargetTopic names the target topic of source topic t: by the
+// replication policy when one is set, else by target.topic.format.
+func (c *Config) TargetTopic(t string) string {
+	if c.Policy != nil {
+		return c.Policy.RemoteTopic(c.SourceClusterAlias, t)
+	}
+	return c.TargetFormat.Target(t)
+}
+
+// identityNames reports whether every topic keeps its name on the target.
+func (c *Config) identityNames() bool {
+	if c.Policy != nil {
+		return c.Policy.Class() == replpolicy.IdentityClass
+	}
+	return c.TargetFormat.Identity()
+}
+
+// namingDescription says how target topics are named, for logs and errors.
+func (c *Config) namingDescription() string {
+	if c.Policy != nil {
+		return KeyPolicyClass + "=" + c.Policy.Class()
+	}
+	return KeyTargetFormat + "=" + c.TargetFormat.String()
+}
+
+// isOwnOutput reports whether t is named like a target topic of this
+// replication, so that on one cluster it is never read again.
+func (c *Config) isOwnOutput(t string) bool {
+	if c.Policy != nil {
+		return c.Policy.TopicSource(t) == c.SourceClusterAlias
+	}
+	return c.TargetFormat.pattern().MatchString(t)
+}
+
+// policyExcludes says why the replication policy never replicates t, or "".
+func (c *Config) policyExcludes(t string) string {
+	switch {
+	case c.Policy == nil:
+		return ""
+	case c.Policy.IsInternalTopic(t):
+		return "internal"
+	case replpolicy.IsCycle(c.Policy, t, c.TargetClusterAlias):
+		return "cycle"
+	}
+	return ""
+}
+
+// excludedConfig reports whether topic config key is never synced.
+func (c *Config) excludedConfig(key string) bool {
+	for _, re := range c.ConfigExclude {
+		if re.MatchString(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // TopicFormat maps source topic names to target topic names.
@@ -315,6 +473,8 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		TargetBootstrap:    vals.String(KeyTargetBootstrap),
 		TargetAdmin:        withPrefix(props, PrefixTargetAdmin),
 		TargetFormat:       TopicFormat{vals.String(KeyTargetFormat)},
+		TargetClusterAlias: vals.String(KeyTargetClusterAlias),
+		SyncTopicConfigs:   vals.Bool(KeySyncTopicConfigs),
 		TargetReplication:  vals.Short(KeyTargetReplication),
 		TargetTopicConfig:  withPrefix(props, PrefixTargetTopicConfig),
 		Mapping:            vals.String(KeyPartitionMapping),
@@ -325,6 +485,17 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		PollIsTransaction:  pollIsTransaction(props),
 		PollTimeout:        time.Duration(vals.Int(KeyPollTimeout)) * time.Millisecond,
 		UnreachableTimeout: time.Duration(vals.Long(KeyUnreachableTimeout)) * time.Millisecond,
+	}
+	if !vals.IsNull(KeyRefreshSeconds) {
+		c.Refresh = time.Duration(vals.Long(KeyRefreshSeconds)) * time.Second
+	}
+	if class := vals.String(KeyPolicyClass); class != "" {
+		if c.Policy, err = replpolicy.New(class, vals.String(KeyPolicySeparator), c.SourceClusterAlias); err != nil {
+			return nil, fmt.Errorf("%s: %w", KeyPolicyClass, err)
+		}
+	}
+	for _, re := range vals.List(KeyConfigExclude) {
+		c.ConfigExclude = append(c.ConfigExclude, regexp.MustCompile(`^(?:`+re+`)$`)) // compiled by the validator already
 	}
 	if _, set := props[KeyPollMaxBytes]; !set && !c.PollIsTransaction {
 		c.PollMaxBytes = leanPollMaxBytes
@@ -349,6 +520,8 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	}
 	if ex := vals.String(KeyTopicsExclude); ex != "" {
 		c.TopicsExclude = regexp.MustCompile(`^(?:` + ex + `)$`)
+	} else if _, set := props[KeyTopicsExclude]; !set && c.Policy != nil {
+		c.TopicsExclude = regexp.MustCompile(`^(?:` + strings.Join(rawList(DefaultPolicyTopicsExclude), "|") + `)$`)
 	}
 	return c, nil
 }
@@ -394,22 +567,10 @@ func crossKeyErrors(props map[string]string) []sdk.FieldError {
 			errs = append(errs, sdk.FieldError{Key: KeyTopics, Message: fmt.Sprintf("topic %q %s", t, msg)})
 		}
 	}
-	format := TopicFormat{topicPlaceholder}
-	if f, ok := props[KeyTargetFormat]; ok {
-		format = TopicFormat{strings.TrimSpace(f)}
-	}
-	if validateFormat(KeyTargetFormat, format.format) == nil {
-		for _, t := range topics {
-			if topicNameProblem(t) != "" {
-				continue
-			}
-			if msg := topicNameProblem(format.Target(t)); msg != "" {
-				errs = append(errs, sdk.FieldError{Key: KeyTargetFormat, Message: fmt.Sprintf("target topic %q of %q %s", format.Target(t), t, msg)})
-			}
-		}
-	}
-	if format.Identity() && sameServers(raw(KeySourceBootstrap), raw(KeyTargetBootstrap)) {
-		errs = append(errs, sdk.FieldError{Key: KeyTargetFormat, Message: selfReplicationMessage})
+	errs = append(errs, namingErrors(props, topics)...)
+	if raw(KeyRefreshSeconds) != "" && raw(KeyRefreshInterval) != "" {
+		errs = append(errs, sdk.FieldError{Key: KeyRefreshSeconds, Message: KeyRefreshSeconds + " is MirrorMaker 2's name for " +
+			KeyRefreshInterval + ": set only one of them"})
 	}
 	for _, k := range slices.Sorted(maps.Keys(props)) {
 		if sub, ok := strings.CutPrefix(k, PrefixSourceConsumer); ok {
@@ -426,6 +587,67 @@ func crossKeyErrors(props map[string]string) []sdk.FieldError {
 	}
 	return errs
 }
+
+// namingErrors checks how target topics are named: by
+// target.topic.format, or by replication.policy.class with its aliases.
+func namingErrors(props map[string]string, topics []string) []sdk.FieldError {
+	var errs []sdk.FieldError
+	raw := func(k string) string { return strings.TrimSpace(props[k]) }
+	sameServers := sameServers(raw(KeySourceBootstrap), raw(KeyTargetBootstrap))
+	if class := raw(KeyPolicyClass); class != "" {
+		if _, set := props[KeyTargetFormat]; set {
+			errs = append(errs, sdk.FieldError{Key: KeyTargetFormat, Message: KeyTargetFormat + " and " + KeyPolicyClass +
+				" both name target topics: set only one (the policy names them <source.cluster.alias><separator><topic>, or keeps the name)"})
+		}
+		srcAlias, dstAlias := raw(KeySourceClusterAlias), raw(KeyTargetClusterAlias)
+		if dstAlias == "" {
+			dstAlias = DefaultTargetClusterAlias
+		}
+		if srcAlias == "" {
+			errs = append(errs, sdk.FieldError{Key: KeySourceClusterAlias, Message: KeySourceClusterAlias +
+				" must be set with " + KeyPolicyClass + ": the policy names remote topics and detects cycles by cluster alias"})
+		} else if srcAlias == dstAlias {
+			errs = append(errs, sdk.FieldError{Key: KeyTargetClusterAlias, Message: fmt.Sprintf("%s and %s are both %q: "+
+				"the two clusters need different aliases, or every replicated topic would look like it came from the target", KeySourceClusterAlias, KeyTargetClusterAlias, srcAlias)})
+		}
+		sep := raw(KeyPolicySeparator)
+		if _, set := props[KeyPolicySeparator]; !set {
+			sep = replpolicy.DefaultSeparator
+		}
+		p, err := replpolicy.New(class, sep, srcAlias)
+		if err != nil || srcAlias == "" {
+			return errs // the key's validator reports a bad class or separator
+		}
+		if msg := topicNameProblem(p.RemoteTopic(srcAlias, "x")); msg != "" && !strings.Contains(msg, "longer") {
+			errs = append(errs, sdk.FieldError{Key: KeySourceClusterAlias, Message: fmt.Sprintf("target topic names such as %q %s", p.RemoteTopic(srcAlias, "x"), msg)})
+		}
+		if p.Class() == replpolicy.IdentityClass && sameServers {
+			errs = append(errs, sdk.FieldError{Key: KeyPolicyClass, Message: selfReplicationPolicyMessage})
+		}
+		return errs
+	}
+	format := TopicFormat{topicPlaceholder}
+	if f, ok := props[KeyTargetFormat]; ok {
+		format = TopicFormat{strings.TrimSpace(f)}
+	}
+	if validateFormat(KeyTargetFormat, format.format) == nil {
+		for _, t := range topics {
+			if topicNameProblem(t) != "" {
+				continue
+			}
+			if msg := topicNameProblem(format.Target(t)); msg != "" {
+				errs = append(errs, sdk.FieldError{Key: KeyTargetFormat, Message: fmt.Sprintf("target topic %q of %q %s", format.Target(t), t, msg)})
+			}
+		}
+	}
+	if format.Identity() && sameServers {
+		errs = append(errs, sdk.FieldError{Key: KeyTargetFormat, Message: selfReplicationMessage})
+	}
+	return errs
+}
+
+const selfReplicationPolicyMessage = "source and target are the same cluster and " + KeyPolicyClass + " is IdentityReplicationPolicy" +
+	": every topic would be copied onto itself; use DefaultReplicationPolicy"
 
 const selfReplicationMessage = "source and target are the same cluster and " + KeyTargetFormat + " is " + topicPlaceholder +
 	": every topic would be copied onto itself; use a format such as ${topic}.replica"

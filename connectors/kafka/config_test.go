@@ -107,6 +107,11 @@ func TestConfigErrors(t *testing.T) {
 		{"go keys", with(baseProps(), "source.consumer.go.events.channel.enable", "true"), "source.consumer.go.events.channel.enable", "owned by the connector"},
 		{"admin bootstrap", with(baseProps(), "target.admin.bootstrap.servers", "x:1"), "target.admin.bootstrap.servers", "target.bootstrap.servers instead"},
 		{"bad reset", with(baseProps(), "source.consumer.auto.offset.reset", "sometimes"), "source.consumer.auto.offset.reset", "must be one of"},
+		{"policy and format", with(policyProps(), KeyTargetFormat, "${topic}.replica"), KeyTargetFormat, "both name target topics"},
+		{"policy without source alias", with(policyProps(), KeySourceClusterAlias, "<unset>"), KeySourceClusterAlias, "must be set with replication.policy.class"},
+		{"same aliases", with(policyProps(), KeyTargetClusterAlias, "a"), KeyTargetClusterAlias, "need different aliases"},
+		{"identity policy on one cluster", with(policyProps(), KeyPolicyClass, "IdentityReplicationPolicy", KeyTargetBootstrap, "src:9092"), KeyPolicyClass, "copied onto itself"},
+		{"both refresh keys", with(baseProps(), KeyRefreshSeconds, "600", KeyRefreshInterval, "30000"), KeyRefreshSeconds, "set only one"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +143,10 @@ func TestConfigDefPerKeyErrors(t *testing.T) {
 		{KeyRefreshInterval, "abc", "Not a number"},
 		{KeyTargetFormat, "fixed", "must contain ${topic}"},
 		{KeyTargetFormat, "${topic}/x", "may only contain"},
+		{KeyPolicyClass, "com.example.MyPolicy", "use org.apache.kafka.connect.mirror.DefaultReplicationPolicy or org.apache.kafka.connect.mirror.IdentityReplicationPolicy"},
+		{KeyPolicySeparator, "", "non-empty"},
+		{KeyConfigExclude, "a(,b", "not a valid regex"},
+		{KeyRefreshSeconds, "0", "at least 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
@@ -196,5 +205,50 @@ func TestMemoryDefaultsFollowTheTransactionBoundary(t *testing.T) {
 				t.Errorf("queued.max.messages.kbytes = %v (%T), want %v", got, got, tc.prefetchKBytes)
 			}
 		})
+	}
+}
+
+func policyProps() map[string]string {
+	return with(baseProps(), KeyPolicyClass, "DefaultReplicationPolicy", KeySourceClusterAlias, "a", KeyTargetClusterAlias, "b")
+}
+
+// TestParseConfigPolicy checks the MM2-style keys: target names from the
+// policy, MM2's topics.exclude and config.properties.exclude defaults, and
+// refresh.topics.interval.seconds.
+func TestParseConfigPolicy(t *testing.T) {
+	cfg, err := ParseConfig(with(policyProps(), KeyRefreshSeconds, "600"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.TargetTopic("orders"); got != "a.orders" {
+		t.Errorf("target of orders = %q, want a.orders", got)
+	}
+	if cfg.Refresh.Seconds() != 600 || !cfg.SyncTopicConfigs || cfg.TargetClusterAlias != "b" {
+		t.Errorf("refresh %v, sync %v, target alias %q", cfg.Refresh, cfg.SyncTopicConfigs, cfg.TargetClusterAlias)
+	}
+	for topic, excluded := range map[string]bool{"mm2-offset-syncs.b.internal": true, "x.replica": true, "__consumer_offsets": true, "orders": false, "heartbeats": false} {
+		if got := cfg.TopicsExclude.MatchString(topic); got != excluded {
+			t.Errorf("topics.exclude default matches %q: %v, want %v", topic, got, excluded)
+		}
+	}
+	for key, excluded := range map[string]bool{"min.insync.replicas": true, "message.timestamp.type": true, "leader.replication.throttled.replicas": true,
+		"retention.ms": false, "cleanup.policy": false, "xmin.insync.replicas": false} {
+		if got := cfg.excludedConfig(key); got != excluded {
+			t.Errorf("config %q excluded: %v, want %v", key, got, excluded)
+		}
+	}
+	cfg, err = ParseConfig(with(policyProps(), KeyPolicySeparator, "_", KeyTopicsExclude, "^$"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.TargetTopic("orders"); got != "a_orders" || cfg.TopicsExclude.MatchString("x.replica") {
+		t.Errorf("separator _: target %q; explicit topics.exclude replaces the default: %v", got, cfg.TopicsExclude)
+	}
+	cfg, err = ParseConfig(baseProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Policy != nil || cfg.TopicsExclude != nil || cfg.TargetTopic("orders") != "orders" {
+		t.Errorf("without a policy: policy %v, exclude %v", cfg.Policy, cfg.TopicsExclude)
 	}
 }

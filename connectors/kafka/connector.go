@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -36,8 +37,11 @@ type Connector struct {
 	// partition count; only those are grown when their source grows.
 	verified map[string]bool
 	skipped  string // last logged list of skipped (loop-forming) topics
-	cancel   context.CancelFunc
-	done     chan struct{}
+	// policySkipped is the last logged list of topics the policy excludes.
+	policySkipped string
+	warned        map[string]string // warnOnce: key → last text logged
+	cancel        context.CancelFunc
+	done          chan struct{}
 }
 
 // replicationState is the connector's current view: which partitions exist
@@ -72,6 +76,9 @@ func (c *Connector) Spec() sdk.Spec {
 		// Every source partition belongs to one task and all position lives
 		// in the framework's offsets.
 		ExactlyOnce: true,
+		// Records are copies: a worker default of JsonConverter must not
+		// turn them into base64 strings.
+		RawBytes: true,
 	}
 }
 
@@ -84,10 +91,13 @@ func (c *Connector) Validate(ctx context.Context, props map[string]string) []sdk
 		return errs
 	}
 	cfg, err := ParseConfig(props)
-	if err != nil || !cfg.TargetFormat.Identity() {
+	if err != nil || !cfg.identityNames() {
 		return nil // per-key problems are reported by the framework's ConfigDef check
 	}
 	if same, err := sameCluster(ctx, cfg); err == nil && same {
+		if cfg.Policy != nil {
+			return []sdk.FieldError{{Key: KeyPolicyClass, Message: selfReplicationPolicyMessage}}
+		}
 		return []sdk.FieldError{{Key: KeyTargetFormat, Message: selfReplicationMessage}}
 	}
 	return nil
@@ -137,6 +147,7 @@ func (c *Connector) Start(ctx context.Context, cctx sdk.ConnectorContext, props 
 	c.name = props["name"]
 	c.log = cctx.Logger()
 	c.verified = map[string]bool{}
+	c.warned = map[string]string{}
 	if c.src, err = newAdmin(cfg.SourceBootstrap, cfg.SourceAdmin, "connectd-replication-"+c.name+"-source-admin"); err != nil {
 		return err
 	}
@@ -151,7 +162,7 @@ func (c *Connector) Start(ctx context.Context, cctx sdk.ConnectorContext, props 
 	}
 	c.state = st
 	c.log.Info("replicating", "source_topics", len(st.sources), "partitions", len(allPartitions(st.sources)),
-		"source_cluster", st.cluster, "target_format", cfg.TargetFormat.String(), "partition_mapping", cfg.Mapping)
+		"source_cluster", st.cluster, "target_names", cfg.namingDescription(), "partition_mapping", cfg.Mapping)
 	loopCtx, cancel := context.WithCancel(context.Background())
 	c.cancel, c.done = cancel, make(chan struct{})
 	go c.watch(loopCtx, c.done)
@@ -180,18 +191,27 @@ func (c *Connector) refresh(ctx context.Context) (replicationState, error) {
 			c.log.Warn("not replicating topics named like target topics: source and target are the same cluster", "topics", s)
 		}
 	}
-	plan, err := ensureTargets(ctx, c.cfg, c.dst, dst, sel.sources, c.verified)
+	if s := strings.Join(sel.policySkipped, ","); s != c.policySkipped {
+		c.policySkipped = s
+		if s != "" {
+			c.log.Info("not replicating topics the replication policy excludes (internal topics; topics that came from the target cluster)",
+				"topics", s, "target_cluster_alias", c.cfg.TargetClusterAlias)
+		}
+	}
+	synced := c.sourceConfigs(ctx, sel.sources)
+	plan, err := ensureTargets(ctx, c.cfg, c.dst, dst, sel.sources, c.verified, synced)
 	if err != nil {
 		return replicationState{}, err
 	}
 	for _, t := range plan.created {
-		c.log.Info("created target topic", "topic", t, "partitions", plan.counts[t])
+		c.log.Info("created target topic", "topic", t, "partitions", plan.counts[t], "configs", formatConfigs(createConfig(c.cfg, synced[c.sourceOf(t, sel.sources)])))
 	}
+	c.syncConfigs(ctx, sel.sources, synced, plan)
 	for _, t := range plan.grown {
 		c.log.Info("added partitions to target topic", "topic", t, "partitions", plan.counts[t])
 	}
 	for s, n := range sel.sources {
-		if t := c.cfg.TargetFormat.Target(s); plan.counts[t] >= n {
+		if t := c.cfg.TargetTopic(s); plan.counts[t] >= n {
 			c.verified[t] = true
 		}
 	}
@@ -200,6 +220,75 @@ func (c *Connector) refresh(ctx context.Context) (replicationState, error) {
 		cluster = src.id
 	}
 	return replicationState{cluster: cluster, sources: sel.sources, targets: plan.counts}, nil
+}
+
+// sourceConfigs reads the source topics' configs to sync, or nil when
+// sync.topic.configs.enabled is off. A failure to read them (a missing
+// DescribeConfigs permission, a timeout) is logged and replication goes
+// on: configs are not worth stopping the copy for, and the next refresh
+// tries again. Callers hold c.mu.
+func (c *Connector) sourceConfigs(ctx context.Context, sources map[string]int) topicConfigs {
+	if !c.cfg.SyncTopicConfigs {
+		return nil
+	}
+	synced, err := explicitTopicConfigs(ctx, c.cfg, c.src, slices.Sorted(maps.Keys(sources)))
+	if err != nil {
+		c.warnOnce("describe-source-configs", err.Error(), "cannot read source topic configs; not syncing them this time", "err", err)
+		return nil
+	}
+	delete(c.warned, "describe-source-configs")
+	return synced
+}
+
+// syncConfigs copies the synced source configs to target topics that
+// existed before this refresh (created ones got them at creation). A
+// refused change is logged, once per topic and reason. Callers hold c.mu.
+func (c *Connector) syncConfigs(ctx context.Context, sources map[string]int, synced topicConfigs, plan targetPlan) {
+	if len(synced) == 0 {
+		return
+	}
+	want := map[string]map[string]string{}
+	for src := range sources {
+		t := c.cfg.TargetTopic(src)
+		if _, ok := plan.counts[t]; ok && !slices.Contains(plan.created, t) && len(synced[src]) > 0 {
+			want[t] = synced[src]
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	changed, refused, err := syncTopicConfigs(ctx, c.dst, want)
+	if err != nil {
+		c.warnOnce("sync-configs", err.Error(), "cannot sync target topic configs; trying again at the next refresh", "err", err)
+		return
+	}
+	delete(c.warned, "sync-configs")
+	for _, ch := range changed {
+		c.log.Info("synced target topic configs from its source", "topic", ch.target, "configs", formatConfigs(ch.set))
+	}
+	for t, why := range refused {
+		c.warnOnce("sync-configs:"+t, why, "the target cluster refused a topic config from the source; the target keeps its value",
+			"topic", t, "err", why)
+	}
+}
+
+// warnOnce logs a warning unless the same key last logged the same text.
+func (c *Connector) warnOnce(key, text, msg string, args ...any) {
+	if c.warned[key] == text {
+		return
+	}
+	c.warned[key] = text
+	c.log.Warn(msg, args...)
+}
+
+// sourceOf is the source topic whose target is t.
+func (c *Connector) sourceOf(t string, sources map[string]int) string {
+	for s := range sources {
+		if c.cfg.TargetTopic(s) == t {
+			return s
+		}
+	}
+	return ""
 }
 
 // watch refreshes the view every topic.refresh.interval.ms and asks for
@@ -259,7 +348,7 @@ func (c *Connector) TaskConfigs(ctx context.Context, maxTasks int) ([]map[string
 		if c.cfg.Mapping == MappingKeyHash {
 			counts := map[string]int{}
 			for _, tp := range g {
-				t := c.cfg.TargetFormat.Target(tp.Topic)
+				t := c.cfg.TargetTopic(tp.Topic)
 				counts[t] = c.state.targets[t]
 			}
 			m[taskKeyTargetPartitions] = encodeCounts(counts)

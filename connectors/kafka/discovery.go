@@ -135,14 +135,18 @@ type selection struct {
 	// skipped are topics that matched topics.regex but are named like
 	// target topics on the same cluster: copying them would loop.
 	skipped []string
+	// policySkipped are selected topics the replication policy never
+	// replicates, as "topic (reason)": internal topics, and topics that
+	// came from the target cluster (cycles).
+	policySkipped []string
 }
 
 // selectTopics chooses the source topics per configuration. sameCluster
 // means source and target are one cluster.
 func selectTopics(cfg *Config, src clusterState, sameCluster bool) (selection, error) {
-	if sameCluster && cfg.TargetFormat.Identity() {
-		return selection{}, fmt.Errorf("%w: source and target are the same cluster (ID %s) and %s is %s; use a format such as ${topic}.replica",
-			ErrSelfReplication, src.id, KeyTargetFormat, topicPlaceholder)
+	if sameCluster && cfg.identityNames() {
+		return selection{}, fmt.Errorf("%w: source and target are the same cluster (ID %s) and %s keeps topic names; use a format such as ${topic}.replica or DefaultReplicationPolicy",
+			ErrSelfReplication, src.id, cfg.namingDescription())
 	}
 	candidates := map[string]int{}
 	var missing []string
@@ -169,19 +173,27 @@ func selectTopics(cfg *Config, src clusterState, sameCluster bool) (selection, e
 			}
 		}
 	}
+	var policySkipped []string
+	for t := range candidates {
+		if why := cfg.policyExcludes(t); why != "" {
+			policySkipped = append(policySkipped, fmt.Sprintf("%s (%s)", t, why))
+			delete(candidates, t)
+		}
+	}
+	slices.Sort(policySkipped)
 	if len(missing) > 0 {
 		slices.Sort(missing)
 		return selection{}, sdk.Retriable(fmt.Errorf("%w: %s do not exist on the source cluster (ID %s); the connector retries until they exist",
 			ErrMissingTopics, strings.Join(quoteAll(missing), ", "), src.id))
 	}
-	sel := selection{sources: candidates}
+	sel := selection{sources: candidates, policySkipped: policySkipped}
 	if sameCluster {
 		if cfg.TopicsRegex == nil {
 			// A listed topic that is the target of another listed topic
 			// would receive this connector's output and copy it again.
 			for t := range candidates {
 				for s := range candidates {
-					if s != t && cfg.TargetFormat.Target(s) == t {
+					if s != t && cfg.TargetTopic(s) == t {
 						return selection{}, fmt.Errorf("%w: topic %q is listed in topics and is also the target of %q on the same cluster", ErrSelfReplication, t, s)
 					}
 				}
@@ -190,9 +202,8 @@ func selectTopics(cfg *Config, src clusterState, sameCluster bool) (selection, e
 			// Any topic shaped like a target (even one whose source is gone)
 			// is output of this kind of replication: reading it would copy
 			// copies, without end.
-			looksLikeTarget := cfg.TargetFormat.pattern()
 			for t := range candidates {
-				if looksLikeTarget.MatchString(t) {
+				if cfg.isOwnOutput(t) {
 					sel.skipped = append(sel.skipped, t)
 					delete(sel.sources, t)
 				}
@@ -205,7 +216,8 @@ func selectTopics(cfg *Config, src clusterState, sameCluster bool) (selection, e
 			return selection{}, sdk.Retriable(fmt.Errorf("%w: %s %q matches no topic on the source cluster (ID %s, %d topics); the connector retries until one exists",
 				ErrNoTopics, KeyTopicsRegex, strings.TrimSuffix(strings.TrimPrefix(cfg.TopicsRegex.String(), "^(?:"), ")$"), src.id, len(src.topics)))
 		}
-		return selection{}, sdk.Retriable(fmt.Errorf("%w: every topic in %s is excluded by %s", ErrNoTopics, KeyTopics, KeyTopicsExclude))
+		return selection{}, sdk.Retriable(fmt.Errorf("%w: every topic in %s is excluded by %s or the replication policy (%s)",
+			ErrNoTopics, KeyTopics, KeyTopicsExclude, strings.Join(policySkipped, ", ")))
 	}
 	return sel, nil
 }
@@ -222,19 +234,22 @@ type targetPlan struct {
 // under preserve, a target the connector has seen with enough partitions
 // before (verified) is grown when its source grew, and any other target
 // with fewer partitions than its source is refused with ErrTargetTooSmall.
-func ensureTargets(ctx context.Context, cfg *Config, a *ckafka.AdminClient, dst clusterState, sources map[string]int, verified map[string]bool) (targetPlan, error) {
+//
+// synced holds each source topic's configs to copy (sync.topic.configs.enabled);
+// created targets get them, overlaid with target.topic.config.*.
+func ensureTargets(ctx context.Context, cfg *Config, a *ckafka.AdminClient, dst clusterState, sources map[string]int, verified map[string]bool, synced topicConfigs) (targetPlan, error) {
 	plan := targetPlan{counts: map[string]int{}}
 	var create []ckafka.TopicSpecification
 	var grow []ckafka.PartitionsSpecification
 	var tooSmall []string
 	for _, src := range slices.Sorted(maps.Keys(sources)) {
 		n := sources[src]
-		tgt := cfg.TargetFormat.Target(src)
+		tgt := cfg.TargetTopic(src)
 		m, exists := dst.topics[tgt]
 		switch {
 		case !exists:
 			create = append(create, ckafka.TopicSpecification{
-				Topic: tgt, NumPartitions: n, ReplicationFactor: int(cfg.TargetReplication), Config: cfg.TargetTopicConfig,
+				Topic: tgt, NumPartitions: n, ReplicationFactor: int(cfg.TargetReplication), Config: createConfig(cfg, synced[src]),
 			})
 		case cfg.Mapping == MappingPreserve && m < n && verified[tgt]:
 			grow = append(grow, ckafka.PartitionsSpecification{Topic: tgt, IncreaseTo: n})
@@ -246,8 +261,8 @@ func ensureTargets(ctx context.Context, cfg *Config, a *ckafka.AdminClient, dst 
 	}
 	if len(tooSmall) > 0 {
 		return plan, fmt.Errorf("%w: target %s; partition.mapping=preserve writes each record to its source partition's number, "+
-			"so add partitions to the target topic (kafka-topics --alter --partitions), choose another %s, or use partition.mapping=key-hash",
-			ErrTargetTooSmall, strings.Join(tooSmall, "; "), KeyTargetFormat)
+			"so add partitions to the target topic (kafka-topics --alter --partitions), choose other target names (%s), or use partition.mapping=key-hash",
+			ErrTargetTooSmall, strings.Join(tooSmall, "; "), cfg.namingDescription())
 	}
 	opCtx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()

@@ -7,8 +7,12 @@
 //
 // The connector reads topics of a source cluster (named by topics or
 // matched by topics.regex) and returns their records, byte for byte, as
-// source records for target topics named by target.topic.format. The
-// worker writes them and the source offsets in one transaction; the
+// source records for target topics named by target.topic.format or, as in
+// MM2, by a replication policy (replication.policy.class, package
+// replpolicy), which also keeps active/active pairs from replicating a
+// topic back to the cluster it came from. The records are raw bytes
+// (sdk.Spec.RawBytes), so the worker's default converters never touch
+// them. The worker writes them and the source offsets in one transaction; the
 // upstream consumer reads with isolation.level=read_committed, so records
 // of aborted upstream transactions are never copied.
 //
@@ -28,7 +32,9 @@
 // sides, so it creates missing target topics with the source's partition
 // count, grows targets it has seen together with their sources, and refuses
 // (with a clear trace) a pre-existing target topic that has fewer
-// partitions than its source.
+// partitions than its source. With sync.topic.configs.enabled it also
+// copies the source topics' explicit configs to their targets
+// (topicconfig.go).
 //
 // # What it must not do
 //

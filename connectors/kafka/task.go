@@ -126,7 +126,7 @@ func (t *Task) Start(ctx context.Context, tctx sdk.SourceTaskContext, props map[
 		p := &partition{
 			tp:            tp,
 			source:        map[string]any{fieldCluster: t.cluster, fieldTopic: tp.Topic, fieldPartition: int(tp.Partition)},
-			target:        cfg.TargetFormat.Target(tp.Topic),
+			target:        cfg.TargetTopic(tp.Topic),
 			committed:     -1,
 			lastCommitted: now,
 			provenance: [3]sdk.Header{

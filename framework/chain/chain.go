@@ -35,6 +35,26 @@ func ByteArrayDefaults() Defaults {
 	return Defaults{KeyConverter: convert.ByteArrayClass, ValueConverter: convert.ByteArrayClass}
 }
 
+// For returns the defaults that apply to a connector of spec: the worker's,
+// except that a RawBytes connector's keys and values default to
+// ByteArrayConverter, whatever the worker's key.converter and
+// value.converter say (the connector's own config still wins, as
+// ResolveConverter gives it precedence over defaults).
+func (d Defaults) For(spec sdk.Spec) Defaults {
+	if !spec.RawBytes || spec.Type != sdk.Source {
+		return d
+	}
+	out := Defaults{}
+	for k, v := range d {
+		if k == HeaderConverter || strings.HasPrefix(k, HeaderConverter+".") {
+			out[k] = v
+		}
+	}
+	out[KeyConverter] = convert.ByteArrayClass
+	out[ValueConverter] = convert.ByteArrayClass
+	return out
+}
+
 // Keys of the converter settings.
 const (
 	KeyConverter    = "key.converter"

@@ -245,3 +245,50 @@ func TestConverterResolution(t *testing.T) {
 		t.Errorf("JsonConverter as header converter: %v", err)
 	}
 }
+
+// TestRawBytesDefaults checks sdk.Spec.RawBytes: the worker's JsonConverter
+// defaults do not apply to a raw-bytes source connector (its bytes reach
+// Kafka unchanged), its own converter settings still do, and a connector
+// that does not declare it keeps the worker's defaults.
+func TestRawBytesDefaults(t *testing.T) {
+	worker := Defaults{
+		KeyConverter: convert.JSONClass, ValueConverter: convert.JSONClass, "value.converter.schemas.enable": "false", "key.converter.schemas.enable": "false",
+		HeaderConverter: convert.SimpleHeaderClass,
+	}
+	raw := sdk.Spec{Type: sdk.Source, RawBytes: true}
+	bytesSchema := &data.Schema{Type: data.Bytes, Optional: true}
+	rec := &sdk.SourceRecord{Topic: "t", KeySchema: bytesSchema, Key: []byte{0x00, 0xff}, ValueSchema: bytesSchema, Value: []byte(`{"x":1}`)}
+	tests := []struct {
+		name      string
+		spec      sdk.Spec
+		props     map[string]string
+		key, want string
+	}{
+		{"raw bytes ignores the worker's JsonConverter", raw, nil, "\x00\xff", `{"x":1}`},
+		{"raw bytes honours the connector's own converter", raw, map[string]string{ValueConverter: convert.JSONClass, "value.converter.schemas.enable": "false"}, "\x00\xff", `"eyJ4IjoxfQ=="`},
+		{"other connectors keep the worker's defaults", sdk.Spec{Type: sdk.Source}, nil, `"AP8="`, `"eyJ4IjoxfQ=="`},
+		{"a sink spec is not affected", sdk.Spec{Type: sdk.Sink, RawBytes: true}, nil, `"AP8="`, `"eyJ4IjoxfQ=="`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := worker.For(tt.spec)
+			if d[HeaderConverter] != convert.SimpleHeaderClass {
+				t.Errorf("header.converter default lost: %v", d)
+			}
+			s, err := NewSource(tt.props, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, keep, fail := s.Apply(rec)
+			if fail != nil || !keep {
+				t.Fatalf("keep=%v fail=%v", keep, fail)
+			}
+			if string(out.Key) != tt.key || string(out.Value) != tt.want {
+				t.Errorf("key %q value %q, want %q %q", out.Key, out.Value, tt.key, tt.want)
+			}
+		})
+	}
+	if worker[KeyConverter] != convert.JSONClass {
+		t.Errorf("For modified the worker's defaults: %v", worker)
+	}
+}

@@ -18,7 +18,9 @@
 // key.converter / value.converter / header.converter with their own
 // "<key>.converter.*" settings, otherwise the worker's (Defaults) with the
 // worker's settings; connector-level sub-keys are ignored when the class
-// comes from the worker. header.converter defaults to Kafka's
+// comes from the worker. A source connector whose spec declares RawBytes
+// gets ByteArrayConverter instead of the worker's key and value defaults
+// (Defaults.For), so its bytes reach Kafka unchanged. header.converter defaults to Kafka's
 // SimpleHeaderConverter. Headers stay raw bytes (the SDK exposes them as
 // bytes), so no header conversion happens and HEADER_CONVERTER never fails.
 //

@@ -359,6 +359,7 @@ func (v *values) value(name string) *string {
 // key.converter or value.converter is valid only if the worker has one.
 func Validate(ctx context.Context, c sdk.Connector, props map[string]string, defaults chain.Defaults) configdef.ValidationResult {
 	spec := c.Spec()
+	defaults = defaults.For(spec)
 	enriched := EnrichedDef(spec.Type, props)
 	vals := newValues(enriched.Validate(props))
 

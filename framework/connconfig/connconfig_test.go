@@ -277,6 +277,20 @@ func TestValidateConvertersRequired(t *testing.T) {
 	}
 }
 
+// TestValidateRawBytesNeedsNoConverters: a RawBytes source connector is
+// valid without any converter setting (it writes its bytes unchanged).
+func TestValidateRawBytesNeedsNoConverters(t *testing.T) {
+	raw := sourceConnector(true, false)
+	raw.spec.RawBytes = true
+	props := map[string]string{"name": "r", "connector.class": "TestSource", "tasks.max": "1", "kafka.topic": "t"}
+	if r := Validate(context.Background(), raw, props, nil); r.ErrorCount != 0 {
+		t.Errorf("raw-bytes source without converters: %v", r.Errors())
+	}
+	if got := errorsOf(Validate(context.Background(), sourceConnector(true, false), props, nil)); len(got["value.converter"]) != 1 {
+		t.Errorf("a source that is not raw bytes needs converters: errors %v", got)
+	}
+}
+
 func TestValidateConnectorValidateRules(t *testing.T) {
 	// The connector's Validate does not run while its own keys have errors.
 	c := sinkConnector()

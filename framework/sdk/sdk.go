@@ -43,6 +43,15 @@ type Spec struct {
 	// delivery: it assigns each source partition to at most one task and
 	// keeps all of its position in the framework's offsets.
 	ExactlyOnce bool
+	// RawBytes declares that a source connector's record keys and values
+	// are already the bytes Kafka must hold (optional BYTES schema), like a
+	// replicator's copies. The worker's default key.converter and
+	// value.converter then do not apply: the framework writes the bytes
+	// unchanged (ByteArrayConverter), unless the connector's own config
+	// names converters, which it honours as usual. Without this, a worker
+	// whose defaults are JsonConverter would turn every copied value into a
+	// base64 JSON string. Headers are bytes in any case.
+	RawBytes bool
 }
 
 // FieldError is a validation failure tied to one configuration key.

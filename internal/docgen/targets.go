@@ -179,6 +179,9 @@ func specMarkdown(main string, s sdk.Spec) string {
 			tb = "yes"
 		}
 		fmt.Fprintf(&b, "| `transaction.boundary=connector` | %s |\n", tb)
+		if s.RawBytes {
+			b.WriteString("| raw bytes | yes: keys and values are written unchanged whatever the worker's default converters; converters set in the connector config still apply |\n")
+		}
 	}
 	return b.String()
 }
