@@ -45,6 +45,9 @@ func (c *Connector) Spec() sdk.Spec {
 		// One task owns the one source partition, and the position (always
 		// {"offset":0}, as MM2's) lives in the framework's offsets.
 		ExactlyOnce: true,
+		// Keys and values are MM2's binary format already: the worker's
+		// default converters must not wrap them.
+		RawBytes: true,
 	}
 }
 

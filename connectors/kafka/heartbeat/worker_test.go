@@ -59,8 +59,10 @@ func startWorker(t *testing.T, cluster kafkatest.Cluster) *worker {
 		"config.storage.topic": group + "-configs", "offset.storage.topic": group + "-offsets", "status.storage.topic": group + "-status",
 		"config.storage.replication.factor": "1", "offset.storage.replication.factor": "1", "status.storage.replication.factor": "1",
 		"offset.storage.partitions": "1", "status.storage.partitions": "1",
-		"key.converter":               "org.apache.kafka.connect.converters.ByteArrayConverter",
-		"value.converter":             "org.apache.kafka.connect.converters.ByteArrayConverter",
+		// JsonConverter defaults: heartbeats and their replicas must stay
+		// MM2's bytes anyway (sdk.Spec.RawBytes).
+		"key.converter":               "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":             "org.apache.kafka.connect.json.JsonConverter",
 		"exactly.once.source.support": "enabled", "task.shutdown.graceful.timeout.ms": "3000",
 	}
 	var sb strings.Builder
@@ -230,7 +232,7 @@ func TestReplicatedHeartbeats(t *testing.T) {
 	wb.create(t, "repl", map[string]string{
 		"connector.class": "KafkaReplicationSource", "tasks.max": "1",
 		"source.bootstrap.servers": a.Bootstrap(t), "target.bootstrap.servers": b.Bootstrap(t),
-		"source.cluster.alias": aliasA, "topics": "heartbeats", "target.topic.format": aliasA + ".${topic}",
+		"source.cluster.alias": aliasA, "topics": "heartbeats", "replication.policy.class": "DefaultReplicationPolicy",
 	}, 1)
 
 	beats := awaitHeartbeats(t, tool, b.Bootstrap(t), remote, upstream, aliasA, 3)
