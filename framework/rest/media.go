@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -39,6 +40,9 @@ func checkContentType(r *http.Request) error {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && !strings.Contains(mt, "/") {
+		err = errors.New("a media type is type/subtype")
+	}
 	if err != nil {
 		return badRequest(fmt.Sprintf("malformed Content-Type header %q: %v", ct, err))
 	}
