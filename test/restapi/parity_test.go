@@ -377,7 +377,10 @@ func (p *parityWorker) testAbsoluteLocation(t *testing.T) {
 // Kafka Connect 4.1.1 validates a source connector with
 // topic.creation.groups (LIST, default "", group "Topic Creation", order
 // 1) and lists no per-group topic.creation.<group>.* keys, whatever the
-// config sets; a sink has no topic creation keys.
+// config sets; a duplicate group is one error with Kafka's message.
+// connectd also refuses per-group values that Kafka Connect would only
+// reject when the task starts: those keys are then listed with their
+// error, their value and the definition of Kafka's TopicCreationConfig.
 func (p *parityWorker) testValidateTopicCreation(t *testing.T) {
 	type configInfo struct {
 		Definition *struct {
@@ -395,16 +398,25 @@ func (p *parityWorker) testValidateTopicCreation(t *testing.T) {
 		} `json:"value"`
 	}
 	for _, tc := range []struct {
-		name  string
-		extra map[string]string
-		value string
+		name        string
+		extra       map[string]string
+		groups      string   // topic.creation.groups' value
+		groupErrors []string // its errors
+		// invalid are the per-group keys listed, with their value.
+		invalid map[string]string
 	}{
-		{"no topic creation keys", nil, ""},
-		{"groups and default keys", map[string]string{"topic.creation.groups": "g1", "topic.creation.default.replication.factor": "1",
-			"topic.creation.default.partitions": "3", "topic.creation.g1.include": "a.*"}, "g1"},
+		{name: "no topic creation keys", groups: ""},
+		{name: "groups and default keys", extra: map[string]string{"topic.creation.groups": "g1", "topic.creation.default.replication.factor": "1",
+			"topic.creation.default.partitions": "3", "topic.creation.g1.include": "a.*"}, groups: "g1"},
+		{name: "duplicate group", extra: map[string]string{"topic.creation.groups": "g1,g1", "topic.creation.default.replication.factor": "1",
+			"topic.creation.default.partitions": "3"}, groups: "g1,g1",
+			groupErrors: []string{"Invalid value [g1, g1] for configuration topic.creation.groups: Duplicate alias provided."}},
+		{name: "invalid default group values", extra: map[string]string{"topic.creation.default.replication.factor": "0",
+			"topic.creation.default.partitions": "x"}, groups: "",
+			invalid: map[string]string{"topic.creation.default.replication.factor": "0", "topic.creation.default.partitions": "x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := map[string]string{}
+			cfg := map[string]string{"name": "parity-validate"}
 			for k, v := range p.cfg {
 				cfg[k] = v
 			}
@@ -413,8 +425,9 @@ func (p *parityWorker) testValidateTopicCreation(t *testing.T) {
 			}
 			code, _, body := rawHdr(t, "PUT", p.url+"/connector-plugins/"+datagenClass+"/config/validate", mustJSON(cfg), true, "Content-Type", "application/json")
 			var res struct {
-				Groups  []string     `json:"groups"`
-				Configs []configInfo `json:"configs"`
+				ErrorCount int          `json:"error_count"`
+				Groups     []string     `json:"groups"`
+				Configs    []configInfo `json:"configs"`
 			}
 			if code != 200 || json.Unmarshal([]byte(body), &res) != nil {
 				t.Fatalf("validate: %d %s", code, body)
@@ -423,26 +436,40 @@ func (p *parityWorker) testValidateTopicCreation(t *testing.T) {
 			if i < 0 || j != i+1 || (j+1 < len(res.Groups) && res.Groups[j+1] != "Exactly Once Support") {
 				t.Fatalf("groups %v: want Topic Creation after Error Handling, before Exactly Once Support", res.Groups)
 			}
-			var tcKeys []string
+			if want := len(tc.groupErrors) + len(tc.invalid); res.ErrorCount != want {
+				t.Fatalf("error_count %d, want %d", res.ErrorCount, want)
+			}
+			seen := map[string]bool{}
 			for _, c := range res.Configs {
-				if !strings.HasPrefix(c.Value.Name, "topic.creation.") {
+				name := c.Value.Name
+				if !strings.HasPrefix(name, "topic.creation.") {
 					continue
 				}
-				tcKeys = append(tcKeys, c.Value.Name)
+				seen[name] = true
 				d := c.Definition
-				if c.Value.Name != "topic.creation.groups" {
+				if name == "topic.creation.groups" {
+					if d == nil || d.Type != "LIST" || d.Required || d.DefaultValue == nil || *d.DefaultValue != "" || d.Importance != "LOW" ||
+						d.Group != "Topic Creation" || d.Width != "LONG" || d.DisplayName != "Topic Creation Groups" || d.Order != 1 {
+						t.Fatalf("topic.creation.groups definition differs from Kafka Connect's: %+v", d)
+					}
+					if c.Value.Value == nil || *c.Value.Value != tc.groups || !slices.Equal(c.Value.Errors, tc.groupErrors) && len(tc.groupErrors)+len(c.Value.Errors) > 0 || !c.Value.Visible {
+						t.Fatalf("topic.creation.groups value: %+v, want %q with errors %q", c.Value, tc.groups, tc.groupErrors)
+					}
 					continue
 				}
-				if d == nil || d.Type != "LIST" || d.Required || d.DefaultValue == nil || *d.DefaultValue != "" || d.Importance != "LOW" ||
-					d.Group != "Topic Creation" || d.Width != "LONG" || d.DisplayName != "Topic Creation Groups" || d.Order != 1 {
-					t.Fatalf("topic.creation.groups definition differs from Kafka Connect's: %+v", d)
+				want, ok := tc.invalid[name]
+				if !ok {
+					t.Fatalf("validate lists %s, which Kafka Connect does not", name)
 				}
-				if c.Value.Value == nil || *c.Value.Value != tc.value || len(c.Value.Errors) != 0 || !c.Value.Visible {
-					t.Fatalf("topic.creation.groups value: %+v", c.Value)
+				if c.Value.Value == nil || *c.Value.Value != want || len(c.Value.Errors) != 1 {
+					t.Fatalf("%s: value %+v, want %q with one error", name, c.Value, want)
+				}
+				if d == nil || d.Name != name || d.Group != "Topic Creation: default" || !d.Required || !slices.Contains(res.Groups, d.Group) {
+					t.Fatalf("%s: definition %+v (groups %v)", name, d, res.Groups)
 				}
 			}
-			if !slices.Equal(tcKeys, []string{"topic.creation.groups"}) {
-				t.Fatalf("topic creation keys %v, want only topic.creation.groups", tcKeys)
+			if !seen["topic.creation.groups"] || len(seen) != 1+len(tc.invalid) {
+				t.Fatalf("topic creation keys %v, want topic.creation.groups and %v", seen, tc.invalid)
 			}
 		})
 	}
