@@ -66,12 +66,7 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 			rt = nil
 		}
 		if rt == nil {
-			if !badEscape && pathFound && r.Method == http.MethodOptions {
-				op = "options"
-				principal = s.serveOptions(rw, r, withPublic, withAdmin)
-				return
-			}
-			s.unmatched(rw, r, badEscape, withPublic, withAdmin)
+			op, principal = s.unmatched(rw, r, badEscape, pathFound, withPublic, withAdmin)
 			return
 		}
 		op = rt.op
@@ -104,10 +99,7 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 			s.metricsH.ServeHTTP(rw, r)
 			return
 		}
-		body, err := readBody(r, s.cfg.MaxRequestBytes)
-		if err == nil && consumesJSON(rt) {
-			err = checkBodyType(r, body)
-		}
+		body, err := s.readBodyFor(r, rt)
 		if err != nil {
 			writeErr(rw, err)
 			return
@@ -149,19 +141,34 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 }
 
 // unmatched answers a request no route on this listener serves: 400 for
-// a path that cannot be unescaped, 405 (with Allow) for a path served
-// with other methods, else 404.
-func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, badEscape, withPublic, withAdmin bool) {
+// a path that cannot be unescaped, OPTIONS for a served path, 405 (with
+// Allow) for a path served with other methods, else 404. It returns the
+// handler label and the principal for the request log.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, badEscape, pathFound, withPublic, withAdmin bool) (op, principal string) {
 	if badEscape {
 		writeError(w, http.StatusBadRequest, "malformed percent-escape in the request path")
-		return
+		return "unmatched", ""
+	}
+	if pathFound && r.Method == http.MethodOptions {
+		return "options", s.serveOptions(w, r, withPublic, withAdmin)
 	}
 	if methods, found := s.allowed(r.URL.EscapedPath(), withPublic, withAdmin); found {
 		w.Header().Set("Allow", strings.Join(methods, ","))
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("HTTP method %s is not supported by %s", r.Method, r.URL.EscapedPath()))
-		return
+		return "unmatched", ""
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.EscapedPath()))
+	return "unmatched", ""
+}
+
+// readBodyFor reads the capped body and, where the resource consumes
+// JSON, refuses one sent without a Content-Type.
+func (s *Server) readBodyFor(r *http.Request, rt *route) ([]byte, error) {
+	body, err := readBody(r, s.cfg.MaxRequestBytes)
+	if err == nil && consumesJSON(rt) {
+		err = checkBodyType(r, body)
+	}
+	return body, err
 }
 
 // serveOptions answers OPTIONS for a path this listener serves, after the
