@@ -105,6 +105,8 @@ func (p *parityWorker) testUnsupportedMediaType(t *testing.T) {
 		{"create as a +json subtype", "POST", "/connectors", mustJSON(map[string]any{"name": created, "config": p.cfg}), "application/vnd.foo+json", 415},
 		{"put config as XML", "PUT", "/connectors/" + created + "/config", cfg, "application/xml", 415},
 		{"patch config as text", "PATCH", "/connectors/" + p.name + "/config", `{"max.interval":"1"}`, "text/plain", 415},
+		{"patch config as a wildcard", "PATCH", "/connectors/" + p.name + "/config", `{"max.interval":"1"}`, "*/*", 415},
+		{"patch config as JSON Patch", "PATCH", "/connectors/" + p.name + "/config", `{"max.interval":"1"}`, "application/json-patch+json", 415},
 		{"validate as text", "PUT", "/connector-plugins/" + datagenClass + "/config/validate", cfg, "text/plain", 415},
 		{"alter offsets as text", "PATCH", "/connectors/" + p.name + "/offsets", `{"offsets":[]}`, "text/plain", 415},
 		{"logger level as text", "PUT", "/admin/loggers/connectd.worker", `{"level":"DEBUG"}`, "text/plain", 415},
