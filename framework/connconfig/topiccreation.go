@@ -99,6 +99,32 @@ func topicCreationGroupDef(group string, rf int16, partitions int32) *configdef.
 	return d.Define(rfKey).Define(partKey)
 }
 
+// TopicCreationKeyInfo is the definition of a per-group key
+// (topic.creation.<group>.replication.factor, .partitions, .include or
+// .exclude) as Kafka's TopicCreationConfig embeds it in group
+// "Topic Creation: <group>", for validation answers that report an error
+// on one; ok is false for any other name. A non-default group's replication
+// factor and partitions default to the default group's, shown as -1 here.
+func TopicCreationKeyInfo(name string) (configdef.KeyInfo, bool) {
+	rest, ok := strings.CutPrefix(name, TopicCreationPrefix)
+	if !ok {
+		return configdef.KeyInfo{}, false
+	}
+	for _, k := range []string{TopicCreationReplicationFactor, TopicCreationPartitions, TopicCreationInclude, TopicCreationExclude} {
+		group, found := strings.CutSuffix(rest, "."+k)
+		if !found || group == "" || group == "groups" {
+			continue
+		}
+		d := configdef.New().Embed(TopicCreationPrefix+group+".", GroupTopicCreation+": "+group, 0, topicCreationGroupDef(group, -1, -1))
+		for _, key := range d.Keys() {
+			if key.Name == name {
+				return key.Info(), true
+			}
+		}
+	}
+	return configdef.KeyInfo{}, false
+}
+
 // UsesTopicCreation reports whether a source connector config asks for
 // topic creation: as in Kafka Connect, any topic.creation.* key does
 // (and then the default group's replication factor and partitions are

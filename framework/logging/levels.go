@@ -220,7 +220,11 @@ func (l *Levels) Names() []string {
 
 // Set sets the level of the named logger and of all its descendants
 // ("root": every logger), registering name if it is new, and returns the
-// sorted names it changed. An unknown level name is an *InvalidLevelError.
+// sorted names whose level it changed: as in Kafka Connect, a logger
+// already at the level is neither listed nor marked modified, so setting
+// the current level returns an empty list. A new name starts at its
+// nearest ancestor's level. An unknown level name is an
+// *InvalidLevelError.
 func (l *Levels) Set(name, level string) ([]string, error) {
 	lv, err := ParseLevel(level)
 	if err != nil {
@@ -235,7 +239,7 @@ func (l *Levels) Set(name, level string) ([]string, error) {
 	ms := l.now().UnixMilli()
 	var affected []string
 	for n, e := range l.loggers {
-		if name == RootLogger || n == name || strings.HasPrefix(n, name+".") {
+		if (name == RootLogger || n == name || strings.HasPrefix(n, name+".")) && e.v.Level() != lv {
 			e.v.Set(lv)
 			t := ms
 			e.lastModified = &t

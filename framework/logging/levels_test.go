@@ -47,6 +47,48 @@ func TestSetAffectsDescendantsAndRecordsTime(t *testing.T) {
 	}
 }
 
+// As Kafka Connect's Loggers.setLevel: only loggers whose level changes
+// are listed and stamped.
+func TestSetListsOnlyChangedLoggers(t *testing.T) {
+	now := int64(1717000000000)
+	l := New(slog.LevelInfo)
+	l.now = func() time.Time { return time.UnixMilli(now) }
+	l.Var("a.b")
+	l.Var("a.b.c")
+	for _, tc := range []struct {
+		name, level string
+		want        []string
+	}{
+		{"a.b", "DEBUG", []string{"a.b", "a.b.c"}},
+		{"a.b", "DEBUG", []string{}},
+		{"a.b", "debug", []string{}},
+		{"a.b.c", "WARN", []string{"a.b.c"}},
+		{"a.b", "DEBUG", []string{"a.b.c"}}, // a.b is at DEBUG already
+		{"a.b", "INFO", []string{"a.b", "a.b.c"}},
+		{"x.new", "INFO", []string{}}, // registered at root's level: unchanged
+		{"y.new", "ERROR", []string{"y.new"}},
+	} {
+		now += 1000
+		got, err := l.Set(tc.name, tc.level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == nil {
+			got = []string{}
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Fatalf("Set(%s, %s) = %v, want %v", tc.name, tc.level, got, tc.want)
+		}
+	}
+	if x, _ := l.Get("x.new"); x.LastModified != nil {
+		t.Fatalf("a logger registered at its level was stamped: %+v", x)
+	}
+	// a.b.c changed last at the 6th call.
+	if c, _ := l.Get("a.b.c"); c.LastModified == nil || *c.LastModified != 1717000006000 {
+		t.Fatalf("a.b.c = %+v", c)
+	}
+}
+
 func TestInvalidLevelListsAllowed(t *testing.T) {
 	l := New(slog.LevelInfo)
 	_, err := l.Set("x", "verbose")

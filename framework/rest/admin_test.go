@@ -77,6 +77,7 @@ func TestClusterScopeLogger(t *testing.T) {
 	rec := newRecorder()
 	req := mustReq("PUT", "/admin/loggers/connectd?scope=cluster")
 	req.Body = ioNopCloser(strings.NewReader(`{"level":"debug"}`))
+	req.Header.Set("Content-Type", "application/json")
 	srv.Handler().ServeHTTP(rec, req)
 	if rec.Code != 204 || len(ch.got) != 1 || ch.got[0] != "connectd=DEBUG" {
 		t.Fatalf("cluster scope: %d %s %v", rec.Code, rec.Body, ch.got)
@@ -85,6 +86,7 @@ func TestClusterScopeLogger(t *testing.T) {
 	rec = newRecorder()
 	req = mustReq("PUT", "/admin/loggers/a..b?scope=cluster")
 	req.Body = ioNopCloser(strings.NewReader(`{"level":"debug"}`))
+	req.Header.Set("Content-Type", "application/json")
 	srv.Handler().ServeHTTP(rec, req)
 	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "invalid logger name") || len(ch.got) != 1 {
 		t.Fatalf("invalid name, cluster scope: %d %s %v", rec.Code, rec.Body, ch.got)

@@ -33,7 +33,8 @@ func TestConnectorLifecycle(t *testing.T) {
 
 	r := e.do("POST", "/connectors", map[string]any{"name": " src ", "config": map[string]string{"connector.class": src, "tasks.max": "2"}})
 	r.want(t, 201, `{"name":"src","config":{"connector.class":"`+src+`","tasks.max":"2","name":"src"},"tasks":[{"connector":"src","task":0},{"connector":"src","task":1}],"type":"source"}`)
-	if loc := r.header.Get("Location"); loc != "/connectors/src" {
+	// JAX-RS resolves Location against the request's base URI.
+	if loc := r.header.Get("Location"); loc != e.ts.URL+"/connectors/src" {
 		t.Fatalf("Location = %q", loc)
 	}
 	e.do("GET", "/connectors", nil).want(t, 200, `["src"]`)
@@ -55,7 +56,7 @@ func TestConnectorLifecycle(t *testing.T) {
 		`{"name":"src","config":{"connector.class":"`+src+`","tasks.max":"1","name":"src"},"tasks":[{"connector":"src","task":0}],"type":"source"}`)
 	r = e.do("PUT", "/connectors/other/config", map[string]any{"connector.class": src, "tasks.max": 3})
 	r.want(t, 201, `{"name":"other","config":{"connector.class":"`+src+`","tasks.max":"3","name":"other"},"tasks":[{"connector":"other","task":0},{"connector":"other","task":1},{"connector":"other","task":2}],"type":"source"}`)
-	if loc := r.header.Get("Location"); loc != "/connectors/other" {
+	if loc := r.header.Get("Location"); loc != e.ts.URL+"/connectors/other" {
 		t.Fatalf("Location = %q", loc)
 	}
 	// PATCH merges; null removes.
@@ -303,8 +304,8 @@ func TestNamesWithSlashesAndUnicode(t *testing.T) {
 		if r.code != 201 {
 			t.Fatalf("create %q: %d %s", tc.name, r.code, r.body)
 		}
-		if loc := r.header.Get("Location"); loc != "/connectors/"+tc.escaped {
-			t.Fatalf("Location = %q, want /connectors/%s", loc, tc.escaped)
+		if loc := r.header.Get("Location"); loc != e.ts.URL+"/connectors/"+tc.escaped {
+			t.Fatalf("Location = %q, want %s/connectors/%s", loc, e.ts.URL, tc.escaped)
 		}
 		e.do("GET", "/connectors/"+tc.escaped+"/config", nil).want(t, 200, mustJSON(map[string]string{"connector.class": src, "name": tc.name}))
 		e.do("GET", "/connectors/"+tc.escaped+"/tasks/0/status", nil).want(t, 200, `{"id":0,"state":"RUNNING","worker_id":"127.0.0.1:8083"}`)

@@ -1,7 +1,9 @@
 // Package rest serves connectd's Kafka Connect–compatible REST API: the
 // endpoint catalogue, JSON shapes, status codes and {"error_code","message"}
 // error bodies of Kafka Connect (see the OpenAPI document served at
-// GET /openapi.json, kept in openapi.json next to this file), plus the
+// GET /openapi.json, kept in openapi.json next to this file) and the
+// behaviour Kafka Connect gets from Jersey (415 and 406 media-type checks,
+// OPTIONS with Allow, absolute Location URLs), plus the
 // operational parts around it: forwarding of leader-only writes to the
 // leader (Kafka's two-hop ?forward= rule), HMAC-signed inter-worker
 // requests, HTTP Basic (bcrypt) and bearer-token authentication (which

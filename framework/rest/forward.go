@@ -63,9 +63,16 @@ func (s *Server) forward(ctx context.Context, w http.ResponseWriter, rq *request
 		return
 	}
 	defer resp.Body.Close()
-	for _, h := range []string{"Content-Type", "Location", "Retry-After"} {
+	for _, h := range []string{"Content-Type", "Retry-After"} {
 		if v := resp.Header.Get(h); v != "" {
 			w.Header().Set(h, v)
+		}
+	}
+	// Kafka Connect builds Location on the worker the client asked, so it
+	// names that worker, not the leader.
+	if v := resp.Header.Get("Location"); v != "" {
+		if u, err := url.Parse(v); err == nil {
+			w.Header().Set("Location", absoluteLocation(rq.r, u.EscapedPath()))
 		}
 	}
 	w.WriteHeader(resp.StatusCode)

@@ -58,7 +58,8 @@ func TestForwardToLeader(t *testing.T) {
 	// user's credentials are not passed on, the signature is enough.
 	r := follower.do("POST", "/connectors", map[string]any{"name": "a/b", "config": srcConfig("a/b", "1")})
 	r.want(t, 201, mustJSON(map[string]any{"name": "a/b", "config": srcConfig("a/b", "1"), "tasks": []any{map[string]any{"connector": "a/b", "task": 0}}, "type": "source"}))
-	if loc := r.header.Get("Location"); loc != "/connectors/a%2Fb" {
+	// The Location names the worker the client asked, not the leader.
+	if loc := r.header.Get("Location"); loc != follower.ts.URL+"/connectors/a%2Fb" {
 		t.Fatalf("Location = %q", loc)
 	}
 	if got := leader.hops.got(); len(got) != 1 || got[0] != "POST /connectors?forward=true" {

@@ -56,17 +56,21 @@ func (s *Server) listConnectors(ctx context.Context, rq *request) (*reply, error
 	if names == nil {
 		names = []string{}
 	}
+	// As Kafka Connect parses it: any expand parameter, even an empty or
+	// unknown one, asks for the map form; only the exact values "status"
+	// and "info" add a part ("status,info" in one value is unknown).
+	expand, expanded := rq.query["expand"]
+	if !expanded {
+		return ok(names)
+	}
 	var withStatus, withInfo bool
-	for _, e := range rq.query["expand"] {
+	for _, e := range expand {
 		switch e {
 		case "status":
 			withStatus = true
 		case "info":
 			withInfo = true
 		}
-	}
-	if !withStatus && !withInfo {
-		return ok(names)
 	}
 	out := make(map[string]api.ConnectorExpanded, len(names))
 	for _, n := range names {
@@ -409,7 +413,9 @@ func (s *Server) stopConnector(ctx context.Context, rq *request) (*reply, error)
 func (s *Server) getConnectorTopics(ctx context.Context, rq *request) (*reply, error) {
 	name := rq.params["connector"]
 	topics, err := s.h.ConnectorTopics(ctx, name)
-	if err != nil {
+	// Kafka Connect reads active topics from the status topic without
+	// looking the connector up: an unknown one has no topics.
+	if err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	if topics == nil {
@@ -419,7 +425,9 @@ func (s *Server) getConnectorTopics(ctx context.Context, rq *request) (*reply, e
 }
 
 func (s *Server) resetConnectorTopics(ctx context.Context, rq *request) (*reply, error) {
-	if err := s.h.ResetConnectorTopics(ctx, rq.params["connector"]); err != nil {
+	// As for GET: resetting the (empty) topic set of an unknown connector
+	// is accepted.
+	if err := s.h.ResetConnectorTopics(ctx, rq.params["connector"]); err != nil && !isNotFound(err) {
 		return nil, err
 	}
 	return status(http.StatusAccepted)

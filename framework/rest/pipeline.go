@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/connectd/connectd/framework/herder"
@@ -62,17 +63,10 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 		}
 		rt, params, pathFound, badEscape := match(s.routes, r.Method, r.URL.EscapedPath())
 		if rt != nil && ((rt.admin && !withAdmin) || (!rt.admin && !withPublic)) {
-			rt, pathFound = nil, false
+			rt = nil
 		}
 		if rt == nil {
-			switch {
-			case badEscape:
-				writeError(rw, http.StatusBadRequest, "malformed percent-escape in the request path")
-			case pathFound:
-				writeError(rw, http.StatusMethodNotAllowed, fmt.Sprintf("HTTP method %s is not supported by %s", r.Method, r.URL.EscapedPath()))
-			default:
-				writeError(rw, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.EscapedPath()))
-			}
+			op, principal = s.unmatched(rw, r, badEscape, pathFound, withPublic, withAdmin)
 			return
 		}
 		op = rt.op
@@ -93,6 +87,10 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 			}
 			principal = id
 		}
+		if err := negotiate(r, rt); err != nil {
+			writeErr(rw, err)
+			return
+		}
 		if rt.metrics {
 			if s.metricsH == nil {
 				writeError(rw, http.StatusNotFound, "this worker does not serve /metrics")
@@ -101,7 +99,7 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 			s.metricsH.ServeHTTP(rw, r)
 			return
 		}
-		body, err := readBody(r, s.cfg.MaxRequestBytes)
+		body, err := s.readBodyFor(r, rt)
 		if err != nil {
 			writeErr(rw, err)
 			return
@@ -142,6 +140,78 @@ func (s *Server) handler(withPublic, withAdmin bool) http.Handler {
 	})
 }
 
+// unmatched answers a request no route on this listener serves: 400 for
+// a path that cannot be unescaped, OPTIONS for a served path, 405 (with
+// Allow) for a path served with other methods, else 404. It returns the
+// handler label and the principal for the request log.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request, badEscape, pathFound, withPublic, withAdmin bool) (op, principal string) {
+	if badEscape {
+		writeError(w, http.StatusBadRequest, "malformed percent-escape in the request path")
+		return "unmatched", ""
+	}
+	if pathFound && r.Method == http.MethodOptions {
+		return "options", s.serveOptions(w, r, withPublic, withAdmin)
+	}
+	if methods, found := s.allowed(r.URL.EscapedPath(), withPublic, withAdmin); found {
+		w.Header().Set("Allow", strings.Join(methods, ","))
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("HTTP method %s is not supported by %s", r.Method, r.URL.EscapedPath()))
+		return "unmatched", ""
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.EscapedPath()))
+	return "unmatched", ""
+}
+
+// readBodyFor reads the capped body and, where the resource consumes
+// JSON, refuses one sent without a Content-Type.
+func (s *Server) readBodyFor(r *http.Request, rt *route) ([]byte, error) {
+	body, err := readBody(r, s.cfg.MaxRequestBytes)
+	if err == nil && consumesJSON(rt) {
+		err = checkBodyType(r, body)
+	}
+	return body, err
+}
+
+// serveOptions answers OPTIONS for a path this listener serves, after the
+// same authentication as the path's other methods; it returns the
+// principal for the request log.
+func (s *Server) serveOptions(w http.ResponseWriter, r *http.Request, withPublic, withAdmin bool) string {
+	methods, found := s.allowed(r.URL.EscapedPath(), withPublic, withAdmin)
+	if !found {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.EscapedPath()))
+		return ""
+	}
+	if rt, _, _, _ := match(s.routes, http.MethodGet, r.URL.EscapedPath()); rt != nil && s.exempt(rt) {
+		options(w, r, methods)
+		return ""
+	}
+	id, err := s.auth.user(r)
+	if err != nil {
+		s.writeAuthErr(w, err)
+		return ""
+	}
+	options(w, r, methods)
+	return id
+}
+
+// negotiate applies Kafka Connect's media types before the body is read:
+// 415 for a Content-Type other than JSON where the resource consumes
+// JSON, then 406 for an Accept without JSON. /metrics negotiates its own
+// exposition format.
+func negotiate(r *http.Request, rt *route) error {
+	if rt.metrics {
+		return nil
+	}
+	if consumesJSON(rt) {
+		if err := checkContentType(r); err != nil {
+			return err
+		}
+	}
+	if !acceptsJSON(r.Header) {
+		return notAcceptable(r.Header)
+	}
+	return nil
+}
+
 // readBody reads the whole body up to limit bytes; more is a 413.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
@@ -167,6 +237,9 @@ func tooLarge(limit int64) error {
 func writeReply(w http.ResponseWriter, r *http.Request, rep *reply) {
 	for k, vs := range rep.header {
 		for _, v := range vs {
+			if k == "Location" {
+				v = absoluteLocation(r, v)
+			}
 			w.Header().Add(k, v)
 		}
 	}

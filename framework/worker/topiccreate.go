@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -279,4 +280,35 @@ func (w *Worker) checkTopicCreation(t sdk.Type, props map[string]string) []*conf
 		return nil
 	}
 	return connconfig.TopicCreationErrors(props)
+}
+
+// addTopicCreationError reports a topic.creation.* error in Kafka
+// Connect's shape: once (topic.creation.groups is already validated by
+// the connector definition, so its errors may be there), and on a per-group
+// key with the definition Kafka's TopicCreationConfig gives it and the
+// value the config set.
+func addTopicCreationError(r *configdef.ValidationResult, props map[string]string, ce *configdef.ConfigError) {
+	for i := range r.Configs {
+		if r.Configs[i].Value.Name == ce.Key {
+			if !slices.Contains(r.Configs[i].Value.Errors, ce.Message) {
+				r.Configs[i].Value.Errors = append(r.Configs[i].Value.Errors, ce.Message)
+				r.ErrorCount++
+			}
+			return
+		}
+	}
+	ci := configdef.ConfigInfo{Value: configdef.ConfigValue{
+		Name: ce.Key, Errors: []string{ce.Message}, RecommendedValues: []string{}, Visible: true,
+	}}
+	if v, ok := props[ce.Key]; ok {
+		ci.Value.Value = &v
+	}
+	if info, ok := connconfig.TopicCreationKeyInfo(ce.Key); ok {
+		ci.Definition = &info
+		if info.Group != nil && !slices.Contains(r.Groups, *info.Group) {
+			r.Groups = append(r.Groups, *info.Group)
+		}
+	}
+	r.Configs = append(r.Configs, ci)
+	r.ErrorCount++
 }

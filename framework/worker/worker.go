@@ -269,7 +269,7 @@ func (w *Worker) Validate(ctx context.Context, props map[string]string) (configd
 		addError(&res, ce.Key, ce.Message)
 	}
 	for _, ce := range w.checkTopicCreation(m.Type, props) {
-		addError(&res, ce.Key, ce.Message)
+		addTopicCreationError(&res, props, ce)
 	}
 	return res, nil
 }

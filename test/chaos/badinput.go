@@ -205,11 +205,18 @@ func (r *run) restCorpus() []restCase {
 		{"task id past the INT range", "GET", "/connectors/" + connSink + "/tasks/99999999999999999999/status", "", 0, "", nil},
 		{"negative task id", "POST", "/connectors/" + connSink + "/tasks/-1/restart", "", 0, "", nil},
 		// Content types and bodies that are not JSON.
-		{"form-encoded body", "POST", "/connectors", "name=chaos-bad-6&config=x", 400, "application/x-www-form-urlencoded", nil},
-		{"XML body", "POST", "/connectors", `<connector name="chaos-bad-6"/>`, 400, "application/xml", nil},
+		// As in Kafka Connect (Jersey), a body that is not declared JSON is
+		// a 415 and an Accept without JSON a 406, before any decoding.
+		{"form-encoded body", "POST", "/connectors", "name=chaos-bad-6&config=x", 415, "application/x-www-form-urlencoded", nil},
+		{"XML body", "POST", "/connectors", `<connector name="chaos-bad-6"/>`, 415, "application/xml", nil},
+		{"JSON body declared as text", "PUT", "/connectors/chaos-bad-6/config", withKV(dg, "name", "chaos-bad-6"), 415, "text/plain", nil},
+		{"JSON body without a Content-Type", "PATCH", "/connectors/" + connSink + "/config", `{"tasks.max":"1"}`, 415, "-", nil},
+		{"malformed Content-Type", "POST", "/connectors", `{"name":"chaos-bad-6","config":{}}`, 400, "json", nil},
+		{"Accept without JSON", "PUT", "/connectors/" + connSink + "/pause", "", 406, "", []string{"Accept", "text/html"}},
 		{"create without a body", "POST", "/connectors", "", 400, "-", nil},
 		{"PATCH without a body", "PATCH", "/connectors/" + connSink + "/config", "", 400, "-", nil},
-		{"body over rest.request.max.bytes as text", "PUT", "/connectors/chaos-bad-6/config", big, 413, "text/plain", nil},
+		// The type is checked before the body is read.
+		{"body over rest.request.max.bytes as text", "PUT", "/connectors/chaos-bad-6/config", big, 415, "text/plain", nil},
 		// Query and header values that are not what they claim.
 		{"forward not a boolean", "POST", "/connectors/" + connSink + "/restart?forward=banana", "", 400, "", nil},
 		{"forged inter-worker signature", "POST", "/connectors/" + connSink + "/tasks", `[{"a":"b"}]`, 0, "",

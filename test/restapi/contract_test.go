@@ -116,7 +116,7 @@ func TestRESTContractOnWorkers(t *testing.T) {
 	cfg := map[string]string{"connector.class": datagenClass, "tasks.max": "2", "kafka.topic": topic, "max.interval": "50"}
 	createBody, _ := json.Marshal(map[string]any{"name": name, "config": cfg})
 	code, hdr, body = raw(t, "POST", urlB+"/connectors", string(createBody), true)
-	if code != 201 || hdr.Get("Location") != "/connectors/"+esc {
+	if code != 201 || hdr.Get("Location") != urlB+"/connectors/"+esc {
 		t.Fatalf("create: %d %v %s", code, hdr, body)
 	}
 	var info api.ConnectorInfo

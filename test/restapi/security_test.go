@@ -67,6 +67,7 @@ func TestSecretsAndInternalAuthOnWorkers(t *testing.T) {
 		code, _, body = raw(t, "POST", w.url+"/connectors/"+name+"/tasks", push, true)
 		wantError(t, "unsigned internal request", code, body, 400, "Internal request missing required signature")
 		req, _ := http.NewRequest("POST", w.url+"/connectors/"+url.PathEscape(name)+"/tasks", strings.NewReader(push))
+		req.Header.Set("Content-Type", "application/json") // as workers send it
 		signature.Sign(req, []byte(push), []byte("not-the-session-key-at-all-00000"), time.Now())
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
