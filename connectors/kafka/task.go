@@ -38,6 +38,7 @@ type Task struct {
 	order    []*partition // stable order, for lag metrics
 	bytes    *data.Schema // optional BYTES: what ByteArrayConverter expects
 	metrics  *taskMetrics
+	syncs    *syncer // nil when offset syncs are off
 
 	// mu guards the per-partition commit bookkeeping, which Poll and
 	// Commit (called concurrently by the framework) both touch, and
@@ -79,6 +80,8 @@ type partition struct {
 	// Batch mark of the Poll in progress (valid when gen == Task.gen).
 	gen uint64
 	cur batchMark
+	// sync is the offset-sync bookkeeping (Poll goroutine only).
+	sync syncState
 
 	// Guarded by Task.mu.
 	committed     int64       // next offset after the last committed record; -1 until known
@@ -129,6 +132,7 @@ func (t *Task) Start(ctx context.Context, tctx sdk.SourceTaskContext, props map[
 			target:        cfg.TargetFormat.Target(tp.Topic),
 			committed:     -1,
 			lastCommitted: now,
+			sync:          syncState{next: -1},
 			provenance: [3]sdk.Header{
 				{Key: HeaderSourceCluster, Value: []byte(t.cluster)},
 				{Key: HeaderSourceTopic, Value: []byte(tp.Topic)},
@@ -170,8 +174,13 @@ func (t *Task) Start(ctx context.Context, tctx sdk.SourceTaskContext, props map[
 		t.consumer.Close()
 		return fmt.Errorf("assigning source partitions: %w", err)
 	}
+	if err := t.startSyncs(ctx, tctx, props); err != nil {
+		t.consumer.Close()
+		return err
+	}
 	t.metrics = newTaskMetrics(t)
 	if err := t.metrics.register(tctx.Metrics()); err != nil {
+		t.closeSyncs()
 		t.consumer.Close()
 		return err
 	}
@@ -291,6 +300,9 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	out := t.out[:0]
 	for i := range recs {
 		out = append(out, &recs[i])
+	}
+	if t.syncs != nil {
+		out = t.syncs.add(ctx, out, recs, t.touched)
 	}
 	t.out = out
 	return out, nil
@@ -497,6 +509,7 @@ func (t *Task) Stop(ctx context.Context) error {
 	go func() {
 		t.pollMu.Lock()
 		defer t.pollMu.Unlock()
+		t.closeSyncs()
 		t.mu.Lock()
 		c := t.consumer
 		t.consumer = nil

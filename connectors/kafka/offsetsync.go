@@ -1,0 +1,336 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/connectors/kafka/mirrorformat"
+	"github.com/connectd/connectd/connectors/kafka/replpolicy"
+	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/sdk"
+)
+
+// Offset-sync keys of KafkaReplicationSource (MirrorMaker 2's names).
+const (
+	KeyEmitOffsetSyncs     = "emit.offset-syncs.enabled"
+	KeyOffsetLagMax        = "offset.lag.max"
+	KeyOffsetSyncsLocation = "offset-syncs.topic.location"
+	// The policy keys are shared with the policy's own configuration; the
+	// offset syncs only need them to name their topic.
+	keyPolicyClass        = "replication.policy.class"
+	keyPolicySeparator    = "replication.policy.separator"
+	keyTargetClusterAlias = "target.cluster.alias"
+	defaultTargetAlias    = "target"
+)
+
+// defineOffsetSyncKeys adds the offset-sync keys to the connector's
+// definition.
+func defineOffsetSyncKeys(d *configdef.Def) *configdef.Def {
+	const g = "Offset syncs"
+	return d.
+		Define(configdef.Key{
+			Name: KeyEmitOffsetSyncs, Type: configdef.Boolean, Default: true, Importance: configdef.Medium,
+			Group: g, OrderInGroup: 1, DisplayName: "Emit offset syncs",
+			Documentation: "Write MirrorMaker 2 offset syncs (source offset ↔ target offset pairs) to the " +
+				"offset-syncs topic on the target, in the same transaction as the records they describe. " +
+				"KafkaCheckpointSource translates consumer-group offsets with them.",
+		}).
+		Define(configdef.Key{
+			Name: KeyOffsetLagMax, Type: configdef.Long, Default: int64(100), Importance: configdef.Low,
+			Validator: configdef.AtLeast(int64(1)), Group: g, OrderInGroup: 2, DisplayName: "Max offset lag",
+			Documentation: "A sync is written at least every offset.lag.max records of a partition, so that a " +
+				"consumer group failing over to the target re-reads at most about that many records per partition.",
+		}).
+		Define(configdef.Key{
+			Name: KeyOffsetSyncsLocation, Type: configdef.String, Default: "target", Importance: configdef.Low,
+			Validator: configdef.Func("target", func(key string, v any) error {
+				if s, _ := v.(string); s != "target" {
+					return configdef.Invalid(key, v, "only target is supported: the syncs are written in the task's "+
+						"transaction, which runs on the target cluster (MM2's source location cannot be exactly-once)")
+				}
+				return nil
+			}),
+			Group: g, OrderInGroup: 3, DisplayName: "Offset-syncs topic location",
+			Documentation: "Where the offset-syncs topic lives. connectd supports target only: the syncs are part " +
+				"of the task's transaction on the target cluster.",
+		})
+}
+
+// syncConfig is what a task needs to write offset syncs.
+type syncConfig struct {
+	enabled bool
+	lagMax  int64
+	topic   string
+	// countable is true when every record the task returns for a source
+	// partition lands in the same-numbered partition of its target topic:
+	// partition.mapping=preserve and no transforms that could drop or
+	// reroute records. Only then may one batch carry several syncs per
+	// partition (see syncer).
+	countable bool
+}
+
+func parseSyncConfig(props map[string]string, cfg *Config) (syncConfig, error) {
+	sc := syncConfig{enabled: true, lagMax: 100}
+	if v, ok := props[KeyEmitOffsetSyncs]; ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return sc, fmt.Errorf("%s: %w", KeyEmitOffsetSyncs, err)
+		}
+		sc.enabled = b
+	}
+	if v, ok := props[KeyOffsetLagMax]; ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 1 {
+			return sc, fmt.Errorf("%s must be a positive integer, got %q", KeyOffsetLagMax, v)
+		}
+		sc.lagMax = n
+	}
+	if v, ok := props[KeyOffsetSyncsLocation]; ok && strings.TrimSpace(v) != "target" {
+		return sc, fmt.Errorf("%s=%q is not supported: offset syncs are written in the task's transaction on the target cluster", KeyOffsetSyncsLocation, v)
+	}
+	if cfg.Mapping != MappingPreserve {
+		// MM2 always preserves partitions; with key-hash a target
+		// partition mixes source partitions and a sync pair means nothing.
+		sc.enabled = false
+	}
+	class := props[keyPolicyClass]
+	if class == "" {
+		class = replpolicy.DefaultClass
+	}
+	sep := props[keyPolicySeparator]
+	if sep == "" {
+		sep = replpolicy.DefaultSeparator
+	}
+	pol, err := replpolicy.New(class, sep, props[KeySourceClusterAlias])
+	if err != nil {
+		return sc, err
+	}
+	alias := props[keyTargetClusterAlias]
+	if alias == "" {
+		alias = defaultTargetAlias
+	}
+	sc.topic = pol.OffsetSyncsTopic(alias)
+	sc.countable = strings.TrimSpace(props["transforms"]) == ""
+	return sc, nil
+}
+
+// syncState is a partition's offset-sync bookkeeping (Poll goroutine only).
+//
+// # Why the pairs are safe
+//
+// A checkpoint translates a group's committed source offset c with the
+// latest sync (u, d) such that u ≤ c, to d (c == u) or d+1 (c > u). That
+// loses no record as long as d ≤ the true target offset of u's copy:
+// resuming at d re-reads from at or before u's copy, and d+1 ≤ true(u)+1 ≤
+// true(c), because c's copy is appended after u's to the same partition.
+// A sync that overstates d would skip records; one that understates it only
+// re-reads some.
+//
+// The worker writes records after Poll returns them and reports no target
+// offsets back, so a task cannot know true(u) — but it can know a lower
+// bound, which is all the argument above needs:
+//
+//   - the target partition's high watermark E, read before the batch is
+//     returned, is ≤ the offset of every record of the batch, since they
+//     are all appended after it was read;
+//   - each record appended to a partition takes at least one offset, so
+//     if the k-th record of a partition the task hands over is at ≥ L, the
+//     (k+1)-th is at ≥ L+1, whatever else (transaction markers, other
+//     producers) lands in between. This needs every record returned for
+//     the partition to land in it: countable (no transforms, preserve).
+//
+// next is that bound for the next record, max(E, previous bound + records
+// counted). When nothing of the partition is in flight and the task is its
+// only writer, E is exact (up to the previous commit marker, which Kafka
+// writes just after CommitTransaction returns), so the bound is exact.
+// Transaction markers the counting skips make it drift low between
+// watermark reads; every batch that is due a sync reads the watermark again.
+//
+// The sync record is returned in the same Poll as u, so it commits or
+// aborts with it (and read_committed readers of the syncs topic never see
+// a sync of an aborted copy).
+type syncState struct {
+	next      int64 // lower bound of the next record's target offset; -1 unknown
+	synced    bool  // a sync was written in this task's lifetime
+	sinceSync int64 // records handed over since the last sync
+}
+
+// syncer adds offset syncs to Poll results.
+type syncer struct {
+	cfg   syncConfig
+	admin *ckafka.AdminClient
+	log   func(key, msg string, args ...any)
+}
+
+// ensureSyncTopic creates the offset-syncs topic as MM2 does (one
+// partition, compacted) when it is missing.
+func ensureSyncTopic(ctx context.Context, a *ckafka.AdminClient, topic string, rf int16) error {
+	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	defer cancel()
+	res, err := a.CreateTopics(ctx, []ckafka.TopicSpecification{{
+		Topic: topic, NumPartitions: 1, ReplicationFactor: int(rf),
+		Config: map[string]string{"cleanup.policy": "compact"},
+	}})
+	if err != nil {
+		return fmt.Errorf("creating offset-syncs topic %s: %w", topic, err)
+	}
+	for _, r := range res {
+		if r.Error.Code() != ckafka.ErrNoError && r.Error.Code() != ckafka.ErrTopicAlreadyExists {
+			return fmt.Errorf("creating offset-syncs topic %s: %w", topic, r.Error)
+		}
+	}
+	return nil
+}
+
+// due reports whether a batch of n records of p needs a sync.
+func (s *syncer) due(st *syncState, n int) bool {
+	return !st.synced || st.sinceSync+int64(n) >= s.cfg.lagMax
+}
+
+// watermarks reads the high watermarks of the target partitions of due.
+// A failure is logged and yields no bounds: the batch then carries only
+// syncs its counted bounds allow.
+func (s *syncer) watermarks(ctx context.Context, due map[topicPartition]*partition) map[topicPartition]int64 {
+	req := make(map[ckafka.TopicPartition]ckafka.OffsetSpec, len(due))
+	for tp := range due {
+		topic := tp.Topic
+		req[ckafka.TopicPartition{Topic: &topic, Partition: tp.Partition}] = ckafka.LatestOffsetSpec
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := s.admin.ListOffsets(ctx, req, ckafka.SetAdminIsolationLevel(ckafka.IsolationLevelReadUncommitted))
+	if err != nil {
+		s.log("sync-watermarks", "cannot read target watermarks; offset syncs wait", "err", err)
+		return nil
+	}
+	out := make(map[topicPartition]int64, len(res.ResultInfos))
+	for tp, info := range res.ResultInfos {
+		if info.Error.Code() != ckafka.ErrNoError || tp.Topic == nil {
+			continue
+		}
+		out[topicPartition{*tp.Topic, tp.Partition}] = int64(info.Offset)
+	}
+	return out
+}
+
+// add appends the batch's offset syncs to out. recs are the batch's
+// records, touched the partitions they belong to (with their batch marks).
+func (s *syncer) add(ctx context.Context, out []*sdk.SourceRecord, recs []sdk.SourceRecord, touched []*partition) []*sdk.SourceRecord {
+	var due map[topicPartition]*partition
+	for _, p := range touched {
+		if s.due(&p.sync, p.cur.records) {
+			if due == nil {
+				due = map[topicPartition]*partition{}
+			}
+			due[topicPartition{p.target, p.tp.Partition}] = p
+		}
+	}
+	if len(due) > 0 {
+		marks := s.watermarks(ctx, due)
+		for tp, p := range due {
+			if e, ok := marks[tp]; ok && e > p.sync.next {
+				p.sync.next = e
+			}
+		}
+		out = s.walk(out, recs, due)
+	}
+	for _, p := range touched {
+		st := &p.sync
+		if _, walked := due[topicPartition{p.target, p.tp.Partition}]; !walked {
+			st.sinceSync += int64(p.cur.records)
+			if st.next >= 0 {
+				st.next += int64(p.cur.records)
+			}
+		}
+		if !s.cfg.countable {
+			st.next = -1 // only a fresh watermark bounds the next batch
+		}
+	}
+	return out
+}
+
+// walk goes through the records of the due partitions in order, giving
+// each its bound and emitting a sync where one is due: on the first record
+// of the task's lifetime, then once lagMax-1 records went by without one, so
+// that a group translated with the previous sync re-reads fewer than lagMax
+// records (plus what the bound lags behind, normally at most a marker).
+func (s *syncer) walk(out []*sdk.SourceRecord, recs []sdk.SourceRecord, due map[topicPartition]*partition) []*sdk.SourceRecord {
+	seen := make(map[*partition]bool, len(due))
+	for i := range recs {
+		r := &recs[i]
+		p := due[topicPartition{r.Topic, r.Partition}]
+		if p == nil {
+			continue
+		}
+		st := &p.sync
+		first := !seen[p]
+		seen[p] = true
+		wanted := !st.synced || st.sinceSync >= s.cfg.lagMax-1
+		if wanted && st.next >= 0 && (s.cfg.countable || first) {
+			up, _ := r.SourceOffset[fieldOffset].(int64)
+			if rec := s.record(p, up, st.next); rec != nil {
+				out = append(out, rec)
+				st.synced = true
+				st.sinceSync = 0
+			}
+		} else {
+			st.sinceSync++
+		}
+		if st.next >= 0 {
+			st.next++
+		}
+	}
+	return out
+}
+
+// record builds the sync record. Its source position is the batch's last
+// offset of the partition, so that the offsets the worker commits with it
+// never go backwards.
+func (s *syncer) record(p *partition, upstream, downstream int64) *sdk.SourceRecord {
+	sync := mirrorformat.OffsetSync{Topic: p.tp.Topic, Partition: p.tp.Partition, UpstreamOffset: upstream, DownstreamOffset: downstream}
+	key, err := sync.Key()
+	if err != nil {
+		s.log("sync-key:"+p.tp.String(), "cannot encode an offset sync", "partition", p.tp.String(), "err", err)
+		return nil
+	}
+	return &sdk.SourceRecord{
+		SourcePartition: p.source,
+		SourceOffset:    map[string]any{fieldOffset: p.cur.last},
+		Topic:           s.cfg.topic,
+		Partition:       0,
+		Key:             key,
+		Value:           sync.Value(),
+	}
+}
+
+// startSyncs sets up offset syncs for a starting task: the offset-syncs
+// topic and the target admin client that reads watermarks.
+func (t *Task) startSyncs(ctx context.Context, tctx sdk.SourceTaskContext, props map[string]string) error {
+	sc, err := parseSyncConfig(props, t.cfg)
+	if err != nil || !sc.enabled || len(t.order) == 0 {
+		return err
+	}
+	a, err := newAdmin(t.cfg.TargetBootstrap, t.cfg.TargetAdmin, fmt.Sprintf("connectd-replication-%s-%d-syncs", tctx.Connector(), tctx.TaskID()))
+	if err != nil {
+		return err
+	}
+	if err := ensureSyncTopic(ctx, a, sc.topic, t.cfg.TargetReplication); err != nil {
+		a.Close()
+		return err
+	}
+	t.syncs = &syncer{cfg: sc, admin: a, log: t.warn}
+	t.log.Info("writing offset syncs", "topic", sc.topic, KeyOffsetLagMax, sc.lagMax, "exact_counting", sc.countable)
+	return nil
+}
+
+func (t *Task) closeSyncs() {
+	if t.syncs != nil && t.syncs.admin != nil {
+		t.syncs.admin.Close()
+		t.syncs.admin = nil
+	}
+}
