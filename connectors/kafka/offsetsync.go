@@ -22,10 +22,8 @@ const (
 	KeyOffsetSyncsLocation = "offset-syncs.topic.location"
 	// The policy keys are shared with the policy's own configuration; the
 	// offset syncs only need them to name their topic.
-	keyPolicyClass        = "replication.policy.class"
-	keyPolicySeparator    = "replication.policy.separator"
-	keyTargetClusterAlias = "target.cluster.alias"
-	defaultTargetAlias    = "target"
+	keyPolicyClass     = "replication.policy.class"
+	keyPolicySeparator = "replication.policy.separator"
 )
 
 // defineOffsetSyncKeys adds the offset-sync keys to the connector's
@@ -74,7 +72,9 @@ type syncConfig struct {
 	countable bool
 }
 
-func parseSyncConfig(props map[string]string, cfg *Config) (syncConfig, error) {
+// parseSyncConfig reads the offset-sync keys. cluster is the source
+// cluster's name (source.cluster.alias, or its ID when that is unset).
+func parseSyncConfig(props map[string]string, cfg *Config, cluster string) (syncConfig, error) {
 	sc := syncConfig{enabled: true, lagMax: 100}
 	if v, ok := props[KeyEmitOffsetSyncs]; ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
@@ -110,11 +110,11 @@ func parseSyncConfig(props map[string]string, cfg *Config) (syncConfig, error) {
 	if err != nil {
 		return sc, err
 	}
-	alias := props[keyTargetClusterAlias]
-	if alias == "" {
-		alias = defaultTargetAlias
-	}
-	sc.topic = pol.OffsetSyncsTopic(alias)
+	// MM2 names the syncs topic after the cluster it does not live on:
+	// on the target, mm2-offset-syncs.<source alias>.internal
+	// (MirrorSourceConfig.offsetSyncsTopic), which is where
+	// MirrorCheckpointConnector and KafkaCheckpointSource look for it.
+	sc.topic = pol.OffsetSyncsTopic(cluster)
 	sc.countable = strings.TrimSpace(props["transforms"]) == ""
 	return sc, nil
 }
@@ -311,7 +311,7 @@ func (s *syncer) record(p *partition, upstream, downstream int64) *sdk.SourceRec
 // startSyncs sets up offset syncs for a starting task: the offset-syncs
 // topic and the target admin client that reads watermarks.
 func (t *Task) startSyncs(ctx context.Context, tctx sdk.SourceTaskContext, props map[string]string) error {
-	sc, err := parseSyncConfig(props, t.cfg)
+	sc, err := parseSyncConfig(props, t.cfg, t.cluster)
 	if err != nil || !sc.enabled || len(t.order) == 0 {
 		return err
 	}
