@@ -132,32 +132,44 @@ func parseSyncConfig(props map[string]string, cfg *Config, cluster string) (sync
 // re-reads some.
 //
 // The worker writes records after Poll returns them and reports no target
-// offsets back, so a task cannot know true(u) — but it can know a lower
-// bound, which is all the argument above needs:
+// offsets back (the transactional producer runs without delivery reports),
+// so a task cannot know true(u) — but it can know a lower bound, which is
+// all the argument above needs:
 //
-//   - the target partition's high watermark E, read before the batch is
-//     returned, is ≤ the offset of every record of the batch, since they
-//     are all appended after it was read;
-//   - each record appended to a partition takes at least one offset, so
-//     if the k-th record of a partition the task hands over is at ≥ L, the
-//     (k+1)-th is at ≥ L+1, whatever else (transaction markers, other
-//     producers) lands in between. This needs every record returned for
+//   - the target partition's high watermark E, read before a batch is
+//     returned, is ≤ the offset of every record of the batch: they are all
+//     appended after it was read;
+//   - each record appended to a partition takes at least one offset, so if
+//     the k-th record of a partition the task hands over lands at ≥ L, the
+//     (k+1)-th lands at ≥ L+1, whatever else (transaction markers, other
+//     producers) comes in between. This needs every record returned for
 //     the partition to land in it: countable (no transforms, preserve).
 //
-// next is that bound for the next record, max(E, previous bound + records
-// counted). When nothing of the partition is in flight and the task is its
-// only writer, E is exact (up to the previous commit marker, which Kafka
-// writes just after CommitTransaction returns), so the bound is exact.
-// Transaction markers the counting skips make it drift low between
-// watermark reads; every batch that is due a sync reads the watermark again.
+// next is that bound for the next record: max(E, previous bound + records
+// counted). The sync record is returned in the same Poll as u, so it
+// commits or aborts with it, and read_committed readers of the syncs topic
+// never see a sync of an aborted copy.
 //
-// The sync record is returned in the same Poll as u, so it commits or
-// aborts with it (and read_committed readers of the syncs topic never see
-// a sync of an aborted copy).
+// # Why the pairs are tight
+//
+// The bound is exact when E is read while nothing of the partition is in
+// flight (every record handed over is committed: Commit reported it) and
+// the task is the partition's only writer — up to the last commit marker,
+// which Kafka writes just after CommitTransaction returns. Counting from
+// there misses one marker per transaction, so the bound drifts low by at
+// most one per batch. A due sync therefore waits (up to a poll timeout) for
+// the partition's earlier batches to commit and reads a fresh, exact E once
+// budget-1 batches went by since the last exact one; and syncs are written
+// every lagMax-budget records. A group translated with a sync then re-reads
+// at most (lagMax-budget) + budget = lagMax records: MM2's offset.lag.max
+// bound, kept under load at the price of one unpipelined poll in budget.
 type syncState struct {
 	next      int64 // lower bound of the next record's target offset; -1 unknown
 	synced    bool  // a sync was written in this task's lifetime
 	sinceSync int64 // records handed over since the last sync
+	// sinceExact counts batches of the partition since E was last read
+	// with nothing in flight: what the bound may have drifted by.
+	sinceExact int64
 }
 
 // syncer adds offset syncs to Poll results.
@@ -165,7 +177,18 @@ type syncer struct {
 	cfg   syncConfig
 	admin *ckafka.AdminClient
 	log   func(key, msg string, args ...any)
+	// waitIdle waits, at most until the deadline, for the partitions to
+	// have nothing in flight, and reports those that have none.
+	waitIdle func(ctx context.Context, ps []*partition, deadline time.Time) map[*partition]bool
+	maxWait  time.Duration
 }
+
+// budget is the drift allowance: syncs come every lagMax-budget records
+// and an exact watermark at least every budget batches.
+func (s *syncer) budget() int64 { return max(1, s.cfg.lagMax/4) }
+
+// cadence is the most records between two syncs of a partition.
+func (s *syncer) cadence() int64 { return max(1, s.cfg.lagMax-s.budget()) }
 
 // ensureSyncTopic creates the offset-syncs topic as MM2 does (one
 // partition, compacted) when it is missing.
@@ -189,7 +212,7 @@ func ensureSyncTopic(ctx context.Context, a *ckafka.AdminClient, topic string, r
 
 // due reports whether a batch of n records of p needs a sync.
 func (s *syncer) due(st *syncState, n int) bool {
-	return !st.synced || st.sinceSync+int64(n) >= s.cfg.lagMax
+	return !st.synced || st.sinceSync+int64(n) >= s.cadence()
 }
 
 // watermarks reads the high watermarks of the target partitions of due.
@@ -219,22 +242,38 @@ func (s *syncer) watermarks(ctx context.Context, due map[topicPartition]*partiti
 }
 
 // add appends the batch's offset syncs to out. recs are the batch's
-// records, touched the partitions they belong to (with their batch marks).
+// records, touched the partitions they belong to (with their batch marks);
+// the batch is not in flight yet.
 func (s *syncer) add(ctx context.Context, out []*sdk.SourceRecord, recs []sdk.SourceRecord, touched []*partition) []*sdk.SourceRecord {
 	var due map[topicPartition]*partition
+	var stale []*partition
 	for _, p := range touched {
 		if s.due(&p.sync, p.cur.records) {
 			if due == nil {
 				due = map[topicPartition]*partition{}
 			}
 			due[topicPartition{p.target, p.tp.Partition}] = p
+			if p.sync.next < 0 || p.sync.sinceExact >= s.budget()-1 {
+				stale = append(stale, p)
+			}
 		}
 	}
 	if len(due) > 0 {
+		var idle map[*partition]bool
+		if len(stale) > 0 {
+			idle = s.waitIdle(ctx, stale, time.Now().Add(s.maxWait))
+		}
 		marks := s.watermarks(ctx, due)
 		for tp, p := range due {
-			if e, ok := marks[tp]; ok && e > p.sync.next {
+			e, ok := marks[tp]
+			if !ok {
+				continue
+			}
+			if e > p.sync.next {
 				p.sync.next = e
+			}
+			if idle[p] {
+				p.sync.sinceExact = 0
 			}
 		}
 		out = s.walk(out, recs, due)
@@ -247,6 +286,7 @@ func (s *syncer) add(ctx context.Context, out []*sdk.SourceRecord, recs []sdk.So
 				st.next += int64(p.cur.records)
 			}
 		}
+		st.sinceExact++
 		if !s.cfg.countable {
 			st.next = -1 // only a fresh watermark bounds the next batch
 		}
@@ -256,9 +296,7 @@ func (s *syncer) add(ctx context.Context, out []*sdk.SourceRecord, recs []sdk.So
 
 // walk goes through the records of the due partitions in order, giving
 // each its bound and emitting a sync where one is due: on the first record
-// of the task's lifetime, then once lagMax-1 records went by without one, so
-// that a group translated with the previous sync re-reads fewer than lagMax
-// records (plus what the bound lags behind, normally at most a marker).
+// of the task's lifetime, then once cadence-1 records went by without one.
 func (s *syncer) walk(out []*sdk.SourceRecord, recs []sdk.SourceRecord, due map[topicPartition]*partition) []*sdk.SourceRecord {
 	seen := make(map[*partition]bool, len(due))
 	for i := range recs {
@@ -270,7 +308,7 @@ func (s *syncer) walk(out []*sdk.SourceRecord, recs []sdk.SourceRecord, due map[
 		st := &p.sync
 		first := !seen[p]
 		seen[p] = true
-		wanted := !st.synced || st.sinceSync >= s.cfg.lagMax-1
+		wanted := !st.synced || st.sinceSync >= s.cadence()-1
 		if wanted && st.next >= 0 && (s.cfg.countable || first) {
 			up, _ := r.SourceOffset[fieldOffset].(int64)
 			if rec := s.record(p, up, st.next); rec != nil {
@@ -323,7 +361,10 @@ func (t *Task) startSyncs(ctx context.Context, tctx sdk.SourceTaskContext, props
 		a.Close()
 		return err
 	}
-	t.syncs = &syncer{cfg: sc, admin: a, log: t.warn}
+	t.syncs = &syncer{cfg: sc, admin: a, log: t.warn, waitIdle: t.waitIdle, maxWait: t.cfg.PollTimeout}
+	t.mu.Lock()
+	t.drained = make(chan struct{})
+	t.mu.Unlock()
 	t.log.Info("writing offset syncs", "topic", sc.topic, KeyOffsetLagMax, sc.lagMax, "exact_counting", sc.countable)
 	return nil
 }
@@ -332,5 +373,33 @@ func (t *Task) closeSyncs() {
 	if t.syncs != nil && t.syncs.admin != nil {
 		t.syncs.admin.Close()
 		t.syncs.admin = nil
+	}
+}
+
+// waitIdle waits until none of ps has records in flight (all committed), or
+// the deadline, and reports the idle ones. Commit closes t.drained.
+func (t *Task) waitIdle(ctx context.Context, ps []*partition, deadline time.Time) map[*partition]bool {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		t.mu.Lock()
+		idle := make(map[*partition]bool, len(ps))
+		for _, p := range ps {
+			if len(p.inflight) == 0 {
+				idle[p] = true
+			}
+		}
+		ch := t.drained
+		t.mu.Unlock()
+		if len(idle) == len(ps) {
+			return idle
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return idle
+		case <-ctx.Done():
+			return idle
+		}
 	}
 }

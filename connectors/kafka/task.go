@@ -44,6 +44,8 @@ type Task struct {
 	// Commit (called concurrently by the framework) both touch, and
 	// t.consumer against Stop while metrics read it.
 	mu sync.Mutex
+	// drained is closed (and replaced) by each Commit; guarded by mu.
+	drained chan struct{}
 	// pollMu is held by Poll, so that Stop never closes the consumer under
 	// a running Poll.
 	pollMu sync.Mutex
@@ -291,19 +293,21 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	if len(recs) == 0 {
 		return nil, t.checkReachable()
 	}
-	t.mu.Lock()
-	for _, p := range t.touched {
-		p.inflight = append(p.inflight, p.cur)
-	}
-	t.mu.Unlock()
 	t.recs, t.headerSlab, t.offsetSlab = recs, headers, offsets
 	out := t.out[:0]
 	for i := range recs {
 		out = append(out, &recs[i])
 	}
 	if t.syncs != nil {
+		// Before the batch joins the in-flight marks: the syncer may wait
+		// for the earlier batches to commit.
 		out = t.syncs.add(ctx, out, recs, t.touched)
 	}
+	t.mu.Lock()
+	for _, p := range t.touched {
+		p.inflight = append(p.inflight, p.cur)
+	}
+	t.mu.Unlock()
 	t.out = out
 	return out, nil
 }
@@ -481,6 +485,10 @@ func (t *Task) Commit(ctx context.Context, offsets []sdk.SourceOffset) error {
 			bytes += p.inflight[i].bytes
 		}
 		p.inflight = slices.Delete(p.inflight, 0, i)
+	}
+	if t.drained != nil {
+		close(t.drained) // wake a Poll waiting for partitions to go idle
+		t.drained = make(chan struct{})
 	}
 	t.mu.Unlock()
 	t.metrics.records.Add(float64(records))
