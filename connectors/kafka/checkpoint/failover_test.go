@@ -566,3 +566,173 @@ func TestFailoverResumesOnTargetFromSyncedOffsets(t *testing.T) {
 		})
 	}
 }
+
+// setOffsets commits offsets of group for topic on a cluster with the admin client.
+func setOffsets(t *testing.T, cl kafkatest.Cluster, group, topic string, offs map[int32]int64) {
+	t.Helper()
+	var parts []ckafka.TopicPartition
+	for p, o := range offs {
+		parts = append(parts, ckafka.TopicPartition{Topic: &topic, Partition: p, Offset: ckafka.Offset(o)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cl.Admin(t).AlterConsumerGroupOffsets(ctx, []ckafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.ConsumerGroupsTopicPartitions {
+		for _, tp := range r.Partitions {
+			if tp.Error != nil {
+				t.Fatalf("setting %s[%d] of %s: %v", topic, tp.Partition, group, tp.Error)
+			}
+		}
+	}
+}
+
+// awaitCheckpoint waits for group's checkpoints of every partition to
+// carry upstream offset up.
+func (e *env) awaitCheckpoint(group string, up int64) {
+	e.t.Helper()
+	kafkatest.Eventually(e.t, time.Minute, func() (bool, string) {
+		cps := e.checkpoints()
+		for p := range int32(e.partitions) {
+			if cp := cps[fmt.Sprintf("%s/%s/%d", group, e.remote, p)]; cp.UpstreamOffset != up {
+				return false, fmt.Sprintf("partition %d: checkpoint %+v, want upstream %d", p, cp, up)
+			}
+		}
+		return true, ""
+	})
+}
+
+// syncRounds lets the checkpoint task run a few group-sync rounds (1 s
+// apart): the assertions after it are about something that must not
+// happen, which no condition can await.
+func syncRounds() { time.Sleep(3500 * time.Millisecond) }
+
+func TestGroupOffsetSyncRules(t *testing.T) {
+	const partitions, perPartition = 2, 2000
+	e := newEnv(t, partitions)
+	e.configure(500)
+	if err := e.produce(0, perPartition); err != nil {
+		t.Fatal(err)
+	}
+	cp := e.start(e.cp)
+	e.start(e.repl)
+	e.awaitReplica(perPartition)
+	syncs := e.syncs()
+	stop := []int64{1500, 1500}
+
+	t.Run("never backwards", func(t *testing.T) {
+		group := kafkatest.UniqueName(t, "failover-back")
+		e.consumeOnA(group, stop)
+		synced := e.awaitSynced(group, stop, syncs)
+		// The group moved on on B (partition 0), and was reset on A.
+		setOffsets(t, kafkatest.B(), group, e.remote, map[int32]int64{0: synced[0] + 300})
+		setOffsets(t, kafkatest.A(), group, e.src, map[int32]int64{0: 10, 1: 10})
+		e.awaitCheckpoint(group, 10)
+		syncRounds()
+		got := e.targetOffsets(group)
+		if got[0] != synced[0]+300 || got[1] != synced[1] {
+			t.Fatalf("target offsets %v after the source went back to 10; want %d and %d (never backwards)", got, synced[0]+300, synced[1])
+		}
+		// Forward again on A: the target follows where it is behind.
+		setOffsets(t, kafkatest.A(), group, e.src, map[int32]int64{0: 1900, 1: 1900})
+		e.awaitCheckpoint(group, 1900)
+		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+			got = e.targetOffsets(group)
+			return got[0] == translate(syncs[0], 1900) && got[1] == translate(syncs[1], 1900),
+				fmt.Sprintf("target offsets %v, want %d and %d", got, translate(syncs[0], 1900), translate(syncs[1], 1900))
+		})
+	})
+
+	t.Run("active on the target", func(t *testing.T) {
+		group := kafkatest.UniqueName(t, "failover-active")
+		c, err := ckafka.NewConsumer(&ckafka.ConfigMap{"bootstrap.servers": e.b, "group.id": group,
+			"enable.auto.commit": false, "auto.offset.reset": "latest"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Subscribe(e.remote, nil); err != nil {
+			t.Fatal(err)
+		}
+		stopPolling := make(chan struct{})
+		polled := make(chan struct{})
+		go func() {
+			defer close(polled)
+			for {
+				select {
+				case <-stopPolling:
+					return
+				default:
+					c.Poll(100)
+				}
+			}
+		}()
+		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			res, err := kafkatest.B().Admin(t).DescribeConsumerGroups(ctx, []string{group})
+			if err != nil || len(res.ConsumerGroupDescriptions) == 0 {
+				return false, fmt.Sprint(err)
+			}
+			d := res.ConsumerGroupDescriptions[0]
+			return d.State == ckafka.ConsumerGroupStateStable, "group state " + d.State.String()
+		})
+		e.consumeOnA(group, stop)
+		e.awaitCheckpoint(group, stop[0])
+		cp.waitLine(t, time.Minute, "active on the target", group)
+		syncRounds()
+		if got := e.targetOffsets(group); len(got) != 0 {
+			t.Fatalf("offsets %v were committed for a group with members on the target", got)
+		}
+		close(stopPolling)
+		<-polled
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Once it left, the group is synced.
+		e.awaitSynced(group, stop, syncs)
+	})
+
+	t.Run("deleted on the source", func(t *testing.T) {
+		group := kafkatest.UniqueName(t, "failover-gone")
+		e.consumeOnA(group, stop)
+		e.awaitCheckpoint(group, stop[0])
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := kafkatest.A().Admin(t).DeleteConsumerGroups(ctx, []string{group})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.ConsumerGroupResults {
+			if r.Error.Code() != ckafka.ErrNoError {
+				t.Fatalf("deleting %s: %v", group, r.Error)
+			}
+		}
+		cp.waitLine(t, time.Minute, "consumer group is gone from the source", group)
+		before := len(e.checkpointRecords(group))
+		// Its offsets on B must not move any more either: move one back
+		// on B and see that it stays.
+		setOffsets(t, kafkatest.B(), group, e.remote, map[int32]int64{0: 5})
+		syncRounds()
+		if n := len(e.checkpointRecords(group)); n != before {
+			t.Fatalf("%d checkpoints of the deleted group, %d before it was deleted", n, before)
+		}
+		if got := e.targetOffsets(group); got[0] != 5 {
+			t.Fatalf("the deleted group's target offset moved to %d", got[0])
+		}
+	})
+}
+
+// checkpointRecords lists every checkpoint record of group (not only the latest).
+func (e *env) checkpointRecords(group string) []mirrorformat.Checkpoint {
+	e.t.Helper()
+	var out []mirrorformat.Checkpoint
+	for _, m := range kafkatest.B().ReadAll(e.t, alias+".checkpoints.internal", kafkatest.ReadCommitted, 200*time.Millisecond, time.Minute) {
+		cp, err := mirrorformat.DecodeCheckpoint(m.Key, m.Value)
+		if err == nil && cp.Group == group {
+			out = append(out, cp)
+		}
+	}
+	return out
+}
