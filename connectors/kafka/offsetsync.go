@@ -26,6 +26,9 @@ const (
 	keyPolicySeparator = "replication.policy.separator"
 )
 
+// fieldOffsetSync marks the source position of a sync record.
+const fieldOffsetSync = "offset-sync"
+
 // defineOffsetSyncKeys adds the offset-sync keys to the connector's
 // definition.
 func defineOffsetSyncKeys(d *configdef.Def) *configdef.Def {
@@ -327,8 +330,11 @@ func (s *syncer) walk(out []*sdk.SourceRecord, recs []sdk.SourceRecord, due map[
 }
 
 // record builds the sync record. Its source position is the batch's last
-// offset of the partition, so that the offsets the worker commits with it
-// never go backwards.
+// offset of the partition, so that the offset the worker commits with it
+// (the sync comes after the batch's records) never goes backwards; the
+// extra field (the synced upstream offset) keeps it distinct from the
+// positions of that record and of the batch's other syncs, since a
+// source position names one record.
 func (s *syncer) record(p *partition, upstream, downstream int64) *sdk.SourceRecord {
 	sync := mirrorformat.OffsetSync{Topic: p.tp.Topic, Partition: p.tp.Partition, UpstreamOffset: upstream, DownstreamOffset: downstream}
 	key, err := sync.Key()
@@ -338,7 +344,7 @@ func (s *syncer) record(p *partition, upstream, downstream int64) *sdk.SourceRec
 	}
 	return &sdk.SourceRecord{
 		SourcePartition: p.source,
-		SourceOffset:    map[string]any{fieldOffset: p.cur.last},
+		SourceOffset:    map[string]any{fieldOffset: p.cur.last, fieldOffsetSync: upstream},
 		Topic:           s.cfg.topic,
 		Partition:       0,
 		Key:             key,
