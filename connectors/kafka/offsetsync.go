@@ -12,6 +12,7 @@ import (
 	"github.com/connectd/connectd/connectors/kafka/mirrorformat"
 	"github.com/connectd/connectd/connectors/kafka/replpolicy"
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/framework/sdk"
 )
 
@@ -184,6 +185,9 @@ type syncer struct {
 	// have nothing in flight, and reports those that have none.
 	waitIdle func(ctx context.Context, ps []*partition, deadline time.Time) map[*partition]bool
 	maxWait  time.Duration
+	// bytes is the optional BYTES schema of the task's records: syncs are
+	// raw bytes like the copies.
+	bytes *data.Schema
 }
 
 // budget is the drift allowance: syncs come every lagMax-budget records
@@ -347,7 +351,9 @@ func (s *syncer) record(p *partition, upstream, downstream int64) *sdk.SourceRec
 		SourceOffset:    map[string]any{fieldOffset: p.cur.last, fieldOffsetSync: upstream},
 		Topic:           s.cfg.topic,
 		Partition:       0,
+		KeySchema:       s.bytes,
 		Key:             key,
+		ValueSchema:     s.bytes,
 		Value:           sync.Value(),
 	}
 }
@@ -367,7 +373,7 @@ func (t *Task) startSyncs(ctx context.Context, tctx sdk.SourceTaskContext, props
 		a.Close()
 		return err
 	}
-	t.syncs = &syncer{cfg: sc, admin: a, log: t.warn, waitIdle: t.waitIdle, maxWait: t.cfg.PollTimeout}
+	t.syncs = &syncer{cfg: sc, admin: a, log: t.warn, waitIdle: t.waitIdle, maxWait: t.cfg.PollTimeout, bytes: t.bytes}
 	t.mu.Lock()
 	t.drained = make(chan struct{})
 	t.mu.Unlock()

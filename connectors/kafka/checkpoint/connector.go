@@ -35,17 +35,27 @@ func (c *Connector) Spec() sdk.Spec {
 // framework's ConfigDef check; what is left is the policy class and the
 // regular expressions.
 func (c *Connector) Validate(ctx context.Context, props map[string]string) []sdk.FieldError {
+	var errs []sdk.FieldError
+	for _, k := range []string{"key.converter", "value.converter"} {
+		// Checkpoints are MM2's binary records: any other converter would
+		// re-encode them (JsonConverter writes base64 strings).
+		if v := props[k]; v != "" && v != byteArrayConverter {
+			errs = append(errs, sdk.FieldError{Key: k, Message: "KafkaCheckpointSource writes MirrorMaker 2's binary records; set " + k + "=" + byteArrayConverter})
+		}
+	}
 	_, err := ParseConfig(props)
 	if err == nil {
-		return nil
+		return errs
 	}
 	for _, k := range []string{KeyPolicyClass, KeyGroups, KeyGroupsExclude} {
 		if strings.HasPrefix(err.Error(), k+":") {
-			return []sdk.FieldError{{Key: k, Message: err.Error()}}
+			return append(errs, sdk.FieldError{Key: k, Message: err.Error()})
 		}
 	}
-	return nil
+	return errs
 }
+
+const byteArrayConverter = "org.apache.kafka.connect.converters.ByteArrayConverter"
 
 // Start implements sdk.Connector.
 func (c *Connector) Start(ctx context.Context, cctx sdk.ConnectorContext, props map[string]string) error {

@@ -111,4 +111,10 @@ func TestConfig(t *testing.T) {
 	if errs := NewConnector().Validate(context.Background(), with(KeyPolicyClass, "x")); len(errs) != 1 || errs[0].Key != KeyPolicyClass {
 		t.Errorf("Validate = %+v, want one error on %s", errs, KeyPolicyClass)
 	}
+	if errs := NewConnector().Validate(context.Background(), with("value.converter", "org.apache.kafka.connect.json.JsonConverter")); len(errs) != 1 || errs[0].Key != "value.converter" {
+		t.Errorf("Validate = %+v, want one error on value.converter", errs)
+	}
+	if errs := NewConnector().Validate(context.Background(), with("value.converter", byteArrayConverter)); len(errs) != 0 {
+		t.Errorf("Validate = %+v with ByteArrayConverter", errs)
+	}
 }
