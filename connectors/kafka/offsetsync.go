@@ -185,6 +185,8 @@ type syncer struct {
 	// have nothing in flight, and reports those that have none.
 	waitIdle func(ctx context.Context, ps []*partition, deadline time.Time) map[*partition]bool
 	maxWait  time.Duration
+	// noWaitUntil pauses the waits for idle partitions after one timed out.
+	noWaitUntil time.Time
 	// bytes is the optional BYTES schema of the task's records: syncs are
 	// raw bytes like the copies.
 	bytes *data.Schema
@@ -267,8 +269,15 @@ func (s *syncer) add(ctx context.Context, out []*sdk.SourceRecord, recs []sdk.So
 	}
 	if len(due) > 0 {
 		var idle map[*partition]bool
-		if len(stale) > 0 {
+		if len(stale) > 0 && time.Now().After(s.noWaitUntil) {
 			idle = s.waitIdle(ctx, stale, time.Now().Add(s.maxWait))
+			if len(idle) < len(stale) {
+				// The worker does not commit between polls (an interval or
+				// connector boundary, or at-least-once offset flushes, where
+				// there are no markers to drift by): stop stalling polls for
+				// a while; the bounds stay safe, only less tight.
+				s.noWaitUntil = time.Now().Add(time.Minute)
+			}
 		}
 		marks := s.watermarks(ctx, due)
 		for tp, p := range due {
