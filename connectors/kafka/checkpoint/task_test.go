@@ -118,3 +118,17 @@ func TestConfig(t *testing.T) {
 		t.Errorf("Validate = %+v with ByteArrayConverter", errs)
 	}
 }
+
+func TestUnreachableTargetFailsStart(t *testing.T) {
+	task := &Task{}
+	err := task.Start(context.Background(), taskCtx{}, map[string]string{
+		KeySourceBootstrap: kafkatest.A().Bootstrap(t), KeyTargetBootstrap: deadAddress(t), KeySourceAlias: "A",
+	})
+	if err == nil {
+		_ = task.Stop(context.Background())
+		t.Fatal("Start succeeded with an unreachable target")
+	}
+	if !strings.Contains(err.Error(), "A.checkpoints.internal on the target") {
+		t.Fatalf("Start error = %v, want one naming the checkpoints topic on the target", err)
+	}
+}
