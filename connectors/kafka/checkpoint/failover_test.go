@@ -524,9 +524,14 @@ func TestFailoverResumesOnTargetFromSyncedOffsets(t *testing.T) {
 		{"undisturbed", 0},
 		{"replication worker SIGKILLed", 3},
 	}
+	// Enough records that the copy takes seconds: the kills land in it.
+	const partitions = 3
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			const partitions, perPartition = 3, 6000
+			perPartition := 6000
+			if tc.kills > 0 {
+				perPartition = 30000
+			}
 			seed := uint64(time.Now().UnixNano())
 			rng := rand.New(rand.NewPCG(seed, 22))
 			t.Logf("seed %d", seed)
@@ -542,9 +547,20 @@ func TestFailoverResumesOnTargetFromSyncedOffsets(t *testing.T) {
 			produced := make(chan error, 1)
 			go func() { produced <- e.produce(perPartition/2, perPartition/2) }()
 			for i := range tc.kills {
-				time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
+				// Kill at spread points of the copy, each at a random moment
+				// of the transaction then in flight.
+				threshold := int64((i + 1) * partitions * perPartition / 8)
+				kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
+					n := e.targetEnd()
+					return n >= threshold, fmt.Sprintf("target end offsets sum to %d, waiting for %d", n, threshold)
+				})
+				time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
 				repl.kill()
-				t.Logf("kill %d of the replication worker", i+1)
+				n := e.targetEnd()
+				t.Logf("kill %d of the replication worker at %d target offsets (of about %d)", i+1, n, partitions*perPartition)
+				if n >= int64(partitions*perPartition) {
+					t.Fatalf("replication finished before kill %d: the test no longer crashes it mid-flight", i+1)
+				}
 				repl = e.start(e.repl)
 				repl.waitLine(t, 2*time.Minute, "task repl-", "RUNNING")
 			}
@@ -735,4 +751,27 @@ func (e *env) checkpointRecords(group string) []mirrorformat.Checkpoint {
 		}
 	}
 	return out
+}
+
+// targetEnd sums the replica's end offsets on B (records, markers and
+// aborted records): a cheap measure of the copy's progress.
+func (e *env) targetEnd() int64 {
+	e.t.Helper()
+	req := map[ckafka.TopicPartition]ckafka.OffsetSpec{}
+	for p := range int32(e.partitions) {
+		req[ckafka.TopicPartition{Topic: &e.remote, Partition: p}] = ckafka.LatestOffsetSpec
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := kafkatest.B().Admin(e.t).ListOffsets(ctx, req)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, info := range res.ResultInfos {
+		if info.Error.Code() == ckafka.ErrNoError {
+			n += int64(info.Offset)
+		}
+	}
+	return n
 }

@@ -6,11 +6,13 @@ import (
 	"github.com/connectd/connectd/connectors/kafka/mirrorformat"
 )
 
-// maxSyncsPerPartition bounds the syncs kept per partition. Past it the
-// older half is thinned to every other sync, so recent offsets translate
-// as tightly as the syncs allow and old ones still translate (looser), as
-// MM2's OffsetSyncStore does with its exponentially spaced syncs.
-const maxSyncsPerPartition = 256
+// maxSyncsPerPartition bounds the syncs kept per partition (16 bytes
+// each). Past it the older half is thinned to every other sync, as MM2's
+// OffsetSyncStore keeps older syncs sparser: a group within the newest
+// half (at least 2048 syncs, about 150 000 records at offset.lag.max=100)
+// translates as tightly as the syncs allow, an older one still translates,
+// more loosely (it re-reads more, never skips).
+const maxSyncsPerPartition = 4096
 
 type sourcePartition struct {
 	topic     string

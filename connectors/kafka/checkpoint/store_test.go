@@ -53,15 +53,18 @@ func TestStoreDropsSupersededSyncs(t *testing.T) {
 
 func TestStoreThinsOldSyncs(t *testing.T) {
 	s := newSyncStore()
-	for i := range int64(1000) {
+	const n = 3 * maxSyncsPerPartition
+	for i := range int64(n) {
 		s.add(mirrorformat.OffsetSync{Topic: "t", UpstreamOffset: i * 10, DownstreamOffset: i * 11})
 	}
 	if n := len(s.parts[sourcePartition{"t", 0}]); n > maxSyncsPerPartition {
 		t.Fatalf("%d syncs kept, cap %d", n, maxSyncsPerPartition)
 	}
-	// The latest syncs are all kept: a recent offset translates exactly.
-	if got, _ := s.translate("t", 0, 9990); got != 999*11 {
-		t.Errorf("translate(9990) = %d, want %d", got, 999*11)
+	// The newest half is dense: recent offsets translate exactly.
+	for _, i := range []int64{n - 1, n - maxSyncsPerPartition/2} {
+		if got, _ := s.translate("t", 0, i*10); got != i*11 {
+			t.Errorf("translate(%d) = %d, want %d", i*10, got, i*11)
+		}
 	}
 	// An old one still translates, to at most its exact value.
 	got, ok := s.translate("t", 0, 55)
