@@ -63,6 +63,7 @@ func rootCommand() *command {
 			pluginsCommand(),
 			workerCommand(),
 			verifyCommand(),
+			replicationCommand(),
 		},
 	}
 }

@@ -90,7 +90,7 @@ func configDef() *configdef.Def {
 		gTarget = "Target cluster"
 		gTune   = "Tuning"
 	)
-	return configdef.New().
+	return defineOffsetSyncKeys(configdef.New().
 		Define(configdef.Key{
 			Name: KeySourceBootstrap, Type: configdef.String, Required: true, Importance: configdef.High,
 			Validator: configdef.NonEmptyString(), Group: gSource, OrderInGroup: 1, Width: configdef.WidthLong,
@@ -281,7 +281,7 @@ func configDef() *configdef.Def {
 			DisplayName: "Poll timeout (ms)",
 			Documentation: "How long a poll waits for the first record before returning an empty batch. " +
 				"Once a record arrived, the poll drains what the consumer has buffered without waiting.",
-		})
+		}))
 }
 
 // Config is a parsed KafkaReplicationSource configuration.

@@ -38,11 +38,14 @@ type Task struct {
 	order    []*partition // stable order, for lag metrics
 	bytes    *data.Schema // optional BYTES: what ByteArrayConverter expects
 	metrics  *taskMetrics
+	syncs    *syncer // nil when offset syncs are off
 
 	// mu guards the per-partition commit bookkeeping, which Poll and
 	// Commit (called concurrently by the framework) both touch, and
 	// t.consumer against Stop while metrics read it.
 	mu sync.Mutex
+	// drained is closed (and replaced) by each Commit; guarded by mu.
+	drained chan struct{}
 	// pollMu is held by Poll, so that Stop never closes the consumer under
 	// a running Poll.
 	pollMu sync.Mutex
@@ -79,6 +82,8 @@ type partition struct {
 	// Batch mark of the Poll in progress (valid when gen == Task.gen).
 	gen uint64
 	cur batchMark
+	// sync is the offset-sync bookkeeping (Poll goroutine only).
+	sync syncState
 
 	// Guarded by Task.mu.
 	committed     int64       // next offset after the last committed record; -1 until known
@@ -129,6 +134,7 @@ func (t *Task) Start(ctx context.Context, tctx sdk.SourceTaskContext, props map[
 			target:        cfg.TargetTopic(tp.Topic),
 			committed:     -1,
 			lastCommitted: now,
+			sync:          syncState{next: -1},
 			provenance: [3]sdk.Header{
 				{Key: HeaderSourceCluster, Value: []byte(t.cluster)},
 				{Key: HeaderSourceTopic, Value: []byte(tp.Topic)},
@@ -170,8 +176,13 @@ func (t *Task) Start(ctx context.Context, tctx sdk.SourceTaskContext, props map[
 		t.consumer.Close()
 		return fmt.Errorf("assigning source partitions: %w", err)
 	}
+	if err := t.startSyncs(ctx, tctx, props); err != nil {
+		t.consumer.Close()
+		return err
+	}
 	t.metrics = newTaskMetrics(t)
 	if err := t.metrics.register(tctx.Metrics()); err != nil {
+		t.closeSyncs()
 		t.consumer.Close()
 		return err
 	}
@@ -282,16 +293,21 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	if len(recs) == 0 {
 		return nil, t.checkReachable()
 	}
-	t.mu.Lock()
-	for _, p := range t.touched {
-		p.inflight = append(p.inflight, p.cur)
-	}
-	t.mu.Unlock()
 	t.recs, t.headerSlab, t.offsetSlab = recs, headers, offsets
 	out := t.out[:0]
 	for i := range recs {
 		out = append(out, &recs[i])
 	}
+	if t.syncs != nil {
+		// Before the batch joins the in-flight marks: the syncer may wait
+		// for the earlier batches to commit.
+		out = t.syncs.add(ctx, out, recs, t.touched)
+	}
+	t.mu.Lock()
+	for _, p := range t.touched {
+		p.inflight = append(p.inflight, p.cur)
+	}
+	t.mu.Unlock()
 	t.out = out
 	return out, nil
 }
@@ -470,6 +486,10 @@ func (t *Task) Commit(ctx context.Context, offsets []sdk.SourceOffset) error {
 		}
 		p.inflight = slices.Delete(p.inflight, 0, i)
 	}
+	if t.drained != nil {
+		close(t.drained) // wake a Poll waiting for partitions to go idle
+		t.drained = make(chan struct{})
+	}
 	t.mu.Unlock()
 	t.metrics.records.Add(float64(records))
 	t.metrics.bytes.Add(float64(bytes))
@@ -497,6 +517,7 @@ func (t *Task) Stop(ctx context.Context) error {
 	go func() {
 		t.pollMu.Lock()
 		defer t.pollMu.Unlock()
+		t.closeSyncs()
 		t.mu.Lock()
 		c := t.consumer
 		t.consumer = nil

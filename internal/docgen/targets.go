@@ -12,6 +12,7 @@ import (
 	"github.com/connectd/connectd/connectors/aerospike"
 	"github.com/connectd/connectd/connectors/datagen"
 	"github.com/connectd/connectd/connectors/kafka"
+	"github.com/connectd/connectd/connectors/kafka/checkpoint"
 	"github.com/connectd/connectd/connectors/kafka/heartbeat"
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/connconfig"
@@ -33,6 +34,7 @@ var shipped = []struct {
 	{"connectors/datagen/cmd/connectd-datagen", datagen.New().Spec, "docs/connectors/datagen.md"},
 	{"connectors/aerospike/cmd/connectd-aerospike-sink", (&aerospike.Connector{}).Spec, "docs/connectors/aerospike-sink.md"},
 	{"connectors/kafka/cmd/connectd-kafka-replication", kafka.NewConnector().Spec, "docs/connectors/kafka-replication.md"},
+	{"connectors/kafka/cmd/connectd-kafka-checkpoint", checkpoint.NewConnector().Spec, "docs/connectors/kafka-checkpoint.md"},
 	{"connectors/kafka/cmd/connectd-kafka-heartbeat", heartbeat.NewConnector().Spec, "docs/connectors/kafka-heartbeat.md"},
 }
 
