@@ -2,74 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/connectors/kafka/mirrorformat"
 )
-
-// checkpoint is one record of MirrorMaker 2's `<alias>.checkpoints.internal`
-// topic (org.apache.kafka.connect.mirror.Checkpoint in connect-mirror-client
-// 4.1.1). Key: group, topic (each an int16 length and UTF-8 bytes), int32
-// partition. Value: int16 version (0), int64 upstream offset, int64
-// downstream offset, metadata (int16 length and UTF-8 bytes). Integers are
-// big-endian, as Kafka's protocol types write them. The key's topic is the
-// replica's (renamed) topic.
-type checkpoint struct {
-	group      string
-	topic      string
-	partition  int32
-	upstream   int64
-	downstream int64
-	metadata   string
-}
-
-// errShort is a checkpoint record shorter than its layout says.
-var errShort = errors.New("checkpoint record too short")
-
-func readString(b []byte) (string, []byte, error) {
-	if len(b) < 2 {
-		return "", nil, errShort
-	}
-	n := int(int16(binary.BigEndian.Uint16(b)))
-	if n < 0 || len(b) < 2+n {
-		return "", nil, errShort
-	}
-	return string(b[2 : 2+n]), b[2+n:], nil
-}
-
-func decodeCheckpoint(key, value []byte) (checkpoint, error) {
-	var c checkpoint
-	var err error
-	if c.group, key, err = readString(key); err != nil {
-		return c, fmt.Errorf("key: %w", err)
-	}
-	if c.topic, key, err = readString(key); err != nil {
-		return c, fmt.Errorf("key: %w", err)
-	}
-	if len(key) != 4 {
-		return c, fmt.Errorf("key: %d bytes after the topic, want 4", len(key))
-	}
-	c.partition = int32(binary.BigEndian.Uint32(key))
-	if len(value) < 2+8+8 {
-		return c, fmt.Errorf("value: %w", errShort)
-	}
-	if v := int16(binary.BigEndian.Uint16(value)); v != 0 {
-		return c, fmt.Errorf("value: version %d, want 0", v)
-	}
-	c.upstream = int64(binary.BigEndian.Uint64(value[2:]))
-	c.downstream = int64(binary.BigEndian.Uint64(value[10:]))
-	if c.metadata, value, err = readString(value[18:]); err != nil {
-		return c, fmt.Errorf("value: %w", err)
-	}
-	if len(value) != 0 {
-		return c, fmt.Errorf("value: %d trailing bytes", len(value))
-	}
-	return c, nil
-}
 
 // checkpointer is a system that runs a checkpoint connector for the run's
 // consumer group (cross-cluster mode).
@@ -174,7 +114,7 @@ func measureCheckpoints(ctx context.Context, rs *runSpec, samples int, perSample
 	if err := c.Assign(tps); err != nil {
 		return fail(err)
 	}
-	var checked []checkpoint
+	var checked []mirrorformat.Checkpoint
 	var end int64
 	for i := 1; i <= samples; i++ {
 		if err := appendRecords(ctx, rs.bootstrap, rs.ckptTopic, end, ckptBatch, rs.size); err != nil {
@@ -199,11 +139,11 @@ func measureCheckpoints(ctx context.Context, rs *runSpec, samples int, perSample
 			if !ok {
 				continue
 			}
-			cp, err := decodeCheckpoint(m.Key, m.Value)
+			cp, err := mirrorformat.DecodeCheckpoint(m.Key, m.Value)
 			if err != nil {
 				return fail(fmt.Errorf("%s offset %d: %w", topic, m.TopicPartition.Offset, err))
 			}
-			if cp.group == group && (cp.topic == replica || cp.topic == rs.ckptTopic) && cp.partition == 0 && cp.upstream == end {
+			if cp.Group == group && (cp.Topic == replica || cp.Topic == rs.ckptTopic) && cp.Partition == 0 && cp.UpstreamOffset == end {
 				res.lags = append(res.lags, time.Since(t0))
 				checked = append(checked, cp)
 				break
@@ -215,11 +155,11 @@ func measureCheckpoints(ctx context.Context, rs *runSpec, samples int, perSample
 	// downstream offset must not pass the record with sequence number
 	// upstream.
 	for _, ck := range checked {
-		seq, ok, err := seqAt(ctx, rs.targetBootstrap, replica, ck.partition, ck.downstream)
+		seq, ok, err := seqAt(ctx, rs.targetBootstrap, replica, ck.Partition, ck.DownstreamOffset)
 		if err != nil {
 			return fail(err)
 		}
-		if ok && seq > ck.upstream {
+		if ok && seq > ck.UpstreamOffset {
 			res.ahead++
 		}
 	}
