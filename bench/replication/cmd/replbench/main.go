@@ -173,52 +173,13 @@ func cmdRun(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	var sys []system
-	for _, name := range strings.Split(*systems, ",") {
-		switch strings.TrimSpace(name) {
-		case "raw":
-			sys = append(sys, rawSystem{bin: *rawBin, interval: *interval})
-		case "mm2":
-			cp, err := os.ReadFile(*mm2cp)
-			if err != nil {
-				return fmt.Errorf("MM2 classpath: %w", err)
-			}
-			sys = append(sys, &mm2System{classpath: strings.TrimSpace(string(cp)), boundary: "poll"})
-		case "mm2-interval":
-			cp, err := os.ReadFile(*mm2cp)
-			if err != nil {
-				return fmt.Errorf("MM2 classpath: %w", err)
-			}
-			sys = append(sys, &mm2System{classpath: strings.TrimSpace(string(cp)), boundary: "interval", interval: *interval})
-		case "connectd", "connectd-poll":
-			extra := map[string]string{}
-			for _, kv := range strings.Split(*connectdProps, ",") {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					extra[strings.TrimSpace(k)] = strings.TrimSpace(v)
-				}
-			}
-			boundary := "interval"
-			if strings.TrimSpace(name) == "connectd-poll" {
-				boundary = "poll"
-			}
-			var worker strings.Builder
-			for _, kv := range strings.Split(*workerProps, ",") {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					fmt.Fprintf(&worker, "%s=%s\n", strings.TrimSpace(k), strings.TrimSpace(v))
-				}
-			}
-			sys = append(sys, &connectdSystem{connectd: *connectdBin, pluginBin: *pluginBin, ckptPlugin: *ckptPlugin, extra: extra, workerProps: worker.String(), boundary: boundary, interval: *interval})
-			for _, v := range variants {
-				plugin := v.plugin
-				if plugin == "" {
-					plugin = *pluginBin
-				}
-				sys = append(sys, &connectdSystem{connectd: v.connectd, pluginBin: plugin, ckptPlugin: *ckptPlugin, variant: v.name, env: v.env,
-					extra: extra, workerProps: worker.String(), boundary: boundary, interval: *interval})
-			}
-		default:
-			return fmt.Errorf("unknown system %q", name)
-		}
+	sys, err := systemFlags{
+		names: *systems, mm2cp: *mm2cp, rawBin: *rawBin, connectdBin: *connectdBin, pluginBin: *pluginBin,
+		ckptPlugin: *ckptPlugin, connectdProps: *connectdProps, workerProps: *workerProps,
+		interval: *interval, variants: variants,
+	}.systems()
+	if err != nil {
+		return err
 	}
 	rep := newReport(dir, *parts, *linger, *batch, *interval)
 	rep.cross = *cross
@@ -265,6 +226,103 @@ func cmdRun(ctx context.Context, args []string) error {
 		cancel()
 	}
 	return rep.write()
+}
+
+// systemFlags are the run flags that choose and shape the systems under test.
+type systemFlags struct {
+	names, mm2cp, rawBin, connectdBin, pluginBin, ckptPlugin, connectdProps, workerProps string
+	interval                                                                             time.Duration
+	variants                                                                             variantFlag
+}
+
+// systems builds the systems named by -systems, in that order.
+func (f systemFlags) systems() ([]system, error) {
+	var sys []system
+	for _, name := range strings.Split(f.names, ",") {
+		switch name = strings.TrimSpace(name); name {
+		case "raw":
+			sys = append(sys, rawSystem{bin: f.rawBin, interval: f.interval})
+		case "mm2", "mm2-interval":
+			cp, err := os.ReadFile(f.mm2cp)
+			if err != nil {
+				return nil, fmt.Errorf("MM2 classpath: %w", err)
+			}
+			m := &mm2System{classpath: strings.TrimSpace(string(cp)), boundary: "poll"}
+			if name == "mm2-interval" {
+				m.boundary, m.interval = "interval", f.interval
+			}
+			sys = append(sys, m)
+		case "connectd", "connectd-poll":
+			sys = append(sys, f.connectdSystems(name)...)
+		default:
+			return nil, fmt.Errorf("unknown system %q", name)
+		}
+	}
+	return sys, nil
+}
+
+// connectdSystems is the default connectd build and each -connectd-variant.
+func (f systemFlags) connectdSystems(name string) []system {
+	extra := map[string]string{}
+	for _, kv := range strings.Split(f.connectdProps, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			extra[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	boundary := "interval"
+	if name == "connectd-poll" {
+		boundary = "poll"
+	}
+	var worker strings.Builder
+	for _, kv := range strings.Split(f.workerProps, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			fmt.Fprintf(&worker, "%s=%s\n", strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	sys := []system{&connectdSystem{connectd: f.connectdBin, pluginBin: f.pluginBin, ckptPlugin: f.ckptPlugin, extra: extra,
+		workerProps: worker.String(), boundary: boundary, interval: f.interval}}
+	for _, v := range f.variants {
+		plugin := v.plugin
+		if plugin == "" {
+			plugin = f.pluginBin
+		}
+		sys = append(sys, &connectdSystem{connectd: v.connectd, pluginBin: plugin, ckptPlugin: f.ckptPlugin, variant: v.name, env: v.env,
+			extra: extra, workerProps: worker.String(), boundary: boundary, interval: f.interval})
+	}
+	return sys
+}
+
+// waitCopied waits until the target holds the whole data set (or, for a
+// system that finishes by exiting, its process exits) and returns when.
+func waitCopied(ctx context.Context, s system, rs *runSpec, procs []*proc, tail *tailer, timeout time.Duration) (time.Time, error) {
+	watch := newFailureWatch(s)
+	for {
+		for _, p := range procs {
+			select {
+			case <-p.exited:
+				if !s.finishesByExit() || p.err != nil {
+					return time.Time{}, fmt.Errorf("%s exited: %v (log in %s)", p.name, p.err, rs.dir)
+				}
+				return p.at, nil
+			default:
+			}
+		}
+		if err := watch.check(ctx); err != nil {
+			return time.Time{}, err
+		}
+		done, err := tail.complete(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if done {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("not complete after %v", timeout)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // result is one run's measurements.
@@ -351,37 +409,9 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPids []int, timeou
 	for _, p := range started {
 		sysSampler.addRoot(p.pid())
 	}
-	var t1 time.Time
-	watch := newFailureWatch(s)
-wait:
-	for {
-		for _, p := range procs {
-			select {
-			case <-p.exited:
-				if !s.finishesByExit() || p.err != nil {
-					return fail(fmt.Errorf("%s exited: %v (log in %s)", p.name, p.err, rs.dir))
-				}
-				t1 = p.at
-				break wait
-			default:
-			}
-		}
-		if err := watch.check(ctx); err != nil {
-			return fail(err)
-		}
-		done, err := tail.complete(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		if done {
-			t1 = time.Now()
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fail(fmt.Errorf("not complete after %v", timeout))
-		case <-time.After(200 * time.Millisecond):
-		}
+	t1, err := waitCopied(ctx, s, rs, procs, tail, timeout)
+	if err != nil {
+		return fail(err)
 	}
 	cpu1 := sysSampler.snapshot()
 	for _, p := range procs {

@@ -115,76 +115,88 @@ func (r *report) markdown() string {
 		}
 		med := map[string]map[string]float64{}
 		for _, sys := range systems {
-			var tp, mb, cpu, bcpu, rss []float64
-			var lags []time.Duration
-			var notes []string
-			ok, total := 0, 0
-			for _, x := range r.results {
-				if x.size != size || x.system != sys {
-					continue
-				}
-				total++
-				if x.ckpt != nil {
-					lags = append(lags, x.ckpt.lags...)
-					for _, n := range []string{x.ckpt.note, x.ckpt.err} {
-						if n != "" && !slices.Contains(notes, n) {
-							notes = append(notes, n)
-						}
-					}
-				}
-				if !x.ok() {
-					continue
-				}
-				ok++
-				tp = append(tp, float64(x.records)/x.seconds)
-				mb = append(mb, float64(x.records)*float64(x.size)/x.seconds/1e6)
-				cpu = append(cpu, x.cpuSUT/float64(x.records)*1e6)
-				bcpu = append(bcpu, x.cpuBroker/float64(x.records)*1e6)
-				rss = append(rss, float64(x.peakRSS>>20))
-			}
-			t, m, c, bc, rs := summarize(tp), summarize(mb), summarize(cpu), summarize(bcpu), summarize(rss)
-			med[sys] = map[string]float64{"tp": t.med, "cpu": c.med, "rss": rs.med}
-			fmt.Fprintf(&b, "| %s | %d/%d | %.0f [%.0f–%.0f] | %.1f | %.2f [%.2f–%.2f] | %.2f | %.0f [%.0f–%.0f] |",
-				sys, ok, total, t.med, t.q1, t.q3, m.med, c.med, c.q1, c.q3, bc.med, rs.med, rs.q1, rs.q3)
-			if r.cross {
-				cell := strings.Join(notes, "; ")
-				if len(lags) > 0 {
-					l := lagStats(lags)
-					cell = strings.TrimSuffix(fmt.Sprintf("%.2f [%.2f] (n=%d); %s", l.med, l.max, len(lags), cell), "; ")
-				}
-				fmt.Fprintf(&b, " %s |", cell)
-			}
-			b.WriteString("\n")
+			med[sys] = r.systemRow(&b, size, sys)
 		}
 		b.WriteString("\n")
-		// Variants against the default build they run beside (A/B).
-		for _, vs := range systems {
-			base, _, isVariant := strings.Cut(vs, "@")
-			v, d := med[vs], med[base]
-			if !isVariant || v["tp"] == 0 || d["tp"] == 0 {
-				continue
-			}
-			fmt.Fprintf(&b, "- %s / %s: throughput %.3f×, CPU per record %.3f×, peak RSS %.3f×\n",
-				vs, base, v["tp"]/d["tp"], v["cpu"]/d["cpu"], v["rss"]/d["rss"])
-		}
-		b.WriteString("\n")
-		for _, cs := range systems {
-			c := med[cs]
-			if !strings.HasPrefix(cs, "connectd") || strings.Contains(cs, "@") || c["tp"] == 0 {
-				continue
-			}
-			for _, other := range systems {
-				o := med[other]
-				if strings.HasPrefix(other, "connectd") || o["tp"] == 0 {
-					continue
-				}
-				fmt.Fprintf(&b, "- %s / %s: throughput %.2f×, CPU per record %.2f×, peak RSS %.2f×\n",
-					cs, other, c["tp"]/o["tp"], c["cpu"]/o["cpu"], c["rss"]/o["rss"])
-			}
-			b.WriteString("\n")
-		}
+		writeRatios(&b, systems, med)
 	}
 	return b.String()
+}
+
+// systemRow writes one system's table row for a data-set size and returns
+// its medians (throughput, CPU per record, RSS) for the ratios.
+func (r *report) systemRow(b *strings.Builder, size int, sys string) map[string]float64 {
+	var tp, mb, cpu, bcpu, rss []float64
+	var lags []time.Duration
+	var notes []string
+	ok, total := 0, 0
+	for _, x := range r.results {
+		if x.size != size || x.system != sys {
+			continue
+		}
+		total++
+		if x.ckpt != nil {
+			lags = append(lags, x.ckpt.lags...)
+			for _, n := range []string{x.ckpt.note, x.ckpt.err} {
+				if n != "" && !slices.Contains(notes, n) {
+					notes = append(notes, n)
+				}
+			}
+		}
+		if !x.ok() {
+			continue
+		}
+		ok++
+		tp = append(tp, float64(x.records)/x.seconds)
+		mb = append(mb, float64(x.records)*float64(x.size)/x.seconds/1e6)
+		cpu = append(cpu, x.cpuSUT/float64(x.records)*1e6)
+		bcpu = append(bcpu, x.cpuBroker/float64(x.records)*1e6)
+		rss = append(rss, float64(x.peakRSS>>20))
+	}
+	t, m, c, bc, rs := summarize(tp), summarize(mb), summarize(cpu), summarize(bcpu), summarize(rss)
+	fmt.Fprintf(b, "| %s | %d/%d | %.0f [%.0f–%.0f] | %.1f | %.2f [%.2f–%.2f] | %.2f | %.0f [%.0f–%.0f] |",
+		sys, ok, total, t.med, t.q1, t.q3, m.med, c.med, c.q1, c.q3, bc.med, rs.med, rs.q1, rs.q3)
+	if r.cross {
+		cell := strings.Join(notes, "; ")
+		if len(lags) > 0 {
+			l := lagStats(lags)
+			cell = strings.TrimSuffix(fmt.Sprintf("%.2f [%.2f] (n=%d); %s", l.med, l.max, len(lags), cell), "; ")
+		}
+		fmt.Fprintf(b, " %s |", cell)
+	}
+	b.WriteString("\n")
+	return map[string]float64{"tp": t.med, "cpu": c.med, "rss": rs.med}
+}
+
+// writeRatios writes each variant against the default build it ran beside
+// (A/B), then each connectd system against each other system.
+func writeRatios(b *strings.Builder, systems []string, med map[string]map[string]float64) {
+	b.WriteString("\n")
+	for _, vs := range systems {
+		base, _, isVariant := strings.Cut(vs, "@")
+		v, d := med[vs], med[base]
+		if !isVariant || v["tp"] == 0 || d["tp"] == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "- %s / %s: throughput %.3f×, CPU per record %.3f×, peak RSS %.3f×\n",
+			vs, base, v["tp"]/d["tp"], v["cpu"]/d["cpu"], v["rss"]/d["rss"])
+	}
+	b.WriteString("\n")
+	for _, cs := range systems {
+		c := med[cs]
+		if !strings.HasPrefix(cs, "connectd") || strings.Contains(cs, "@") || c["tp"] == 0 {
+			continue
+		}
+		for _, other := range systems {
+			o := med[other]
+			if strings.HasPrefix(other, "connectd") || o["tp"] == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "- %s / %s: throughput %.2f×, CPU per record %.2f×, peak RSS %.2f×\n",
+				cs, other, c["tp"]/o["tp"], c["cpu"]/o["cpu"], c["rss"]/o["rss"])
+		}
+		b.WriteString("\n")
+	}
 }
 
 // lag is the median and maximum of checkpoint lags, in seconds.
