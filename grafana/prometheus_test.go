@@ -266,7 +266,7 @@ scrape_configs:
 		`sum(connectd_connector_state{state="RUNNING"}) == 4`,
 		`connectd_worker_leader == 1`,
 		`connectd_cluster_workers == 1`,
-		`sum(connectd_plugin_process_up) == 2`,
+		`sum(connectd_plugin_process_up) == 4`,
 		`sum(rate(connectd_rest_requests_total{handler="metrics", code="200"}[10s])) > 0`,
 	} {
 		if n, err := instant(prom, q); err != nil || n == 0 {
@@ -383,26 +383,25 @@ func produce(t *testing.T, bootstrap, topic string, n int, value func(int) []byt
 		t.Fatal(err)
 	}
 	defer p.Close()
+	delivered := make(chan kafka.Event, n)
 	for i := range n {
 		if err := p.Produce(&kafka.Message{
 			TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny},
 			Key:            []byte(fmt.Sprintf("k%d", i)),
 			Value:          value(i),
-		}, nil); err != nil {
+		}, delivered); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if left := p.Flush(30_000); left != 0 {
-		t.Fatalf("%d records to %s not delivered", left, topic)
-	}
-	for {
+	timeout := time.After(30 * time.Second)
+	for range n {
 		select {
-		case e := <-p.Events():
+		case e := <-delivered:
 			if m, ok := e.(*kafka.Message); ok && m.TopicPartition.Error != nil {
 				t.Fatalf("produce to %s: %v", topic, m.TopicPartition.Error)
 			}
-		default:
-			return
+		case <-timeout:
+			t.Fatalf("records to %s not delivered within 30 s", topic)
 		}
 	}
 }

@@ -313,8 +313,8 @@ type Config struct {
 	RetryBackoffMax time.Duration
 	BatchMaxKeys    int
 	// StatsSet is the set of the durable counters; empty: none.
-	StatsSet string
-	BatchMaxBytes   int
+	StatsSet      string
+	BatchMaxBytes int
 }
 
 // parseConfig parses props against the connector's ConfigDef and checks the

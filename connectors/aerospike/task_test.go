@@ -272,7 +272,7 @@ func TestStopClosesClient(t *testing.T) {
 // plugin process whose Prometheus counters start at 0) adds to them.
 func TestStatsSet(t *testing.T) {
 	srv := startServer(t, aerofake.Config{})
-	props := baseProps(srv, KeyWriteMode, ModeIncrement, KeyStatsSet, "sink_stats")
+	props := baseProps(srv, KeyWriteMode, ModeIncrement, KeyStatsSet, srv.Set("sink_stats"))
 	first, _ := startTask(t, props)
 	mustPut(t, first, rec("t", 0, 0, "a", map[string]any{"n": int64(1)}), rec("t", 0, 1, "b", map[string]any{"n": int64(1)}),
 		rec("t", 0, 2, "a", map[string]any{"n": int64(1)}))
