@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -64,6 +65,7 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 		{"connectd-dev", "./cmd/connectd-dev"},
 		{"connectd-datagen", "./connectors/datagen/cmd/connectd-datagen"},
 		{"connectd-aerospike-sink", "./connectors/aerospike/cmd/connectd-aerospike-sink"},
+		{"connectd-kafka-replication", "./connectors/kafka/cmd/connectd-kafka-replication"},
 	} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg)
 		cmd.Dir = ".."
@@ -74,7 +76,8 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 	connectd := filepath.Join(dir, "connectd")
 	plugins := filepath.Join(dir, "plugins")
 	if out, err := exec.Command(connectd, "plugin", "install", "--plugin-path", plugins,
-		filepath.Join(dir, "connectd-datagen"), filepath.Join(dir, "connectd-aerospike-sink")).CombinedOutput(); err != nil {
+		filepath.Join(dir, "connectd-datagen"), filepath.Join(dir, "connectd-aerospike-sink"),
+		filepath.Join(dir, "connectd-kafka-replication")).CombinedOutput(); err != nil {
 		t.Fatalf("plugin install: %v\n%s", err, out)
 	}
 
@@ -147,6 +150,43 @@ func TestDashboardsAgainstPrometheus(t *testing.T) {
 		"aerospike.set":       "orders",
 	})
 
+	// A sink whose value converter fails on every record (JsonConverter with
+	// schemas.enable reading bytes that are not JSON), so the converter
+	// error panels have failures to show, under the converter's class.
+	badTopic := kafkatest.Topic(t, kafkatest.Partitions(1))
+	produce(t, kafkatest.Bootstrap(t), badTopic, 50, func(i int) []byte { return []byte(fmt.Sprintf("not json %d", i)) })
+	putConnector(t, rest, "bad-json", nil, map[string]string{
+		"connector.class":                "AerospikeSink",
+		"tasks.max":                      "1",
+		"topics":                         badTopic,
+		"aerospike.hosts":                aeroAddr,
+		"aerospike.namespace":            "test",
+		"aerospike.set":                  "bad",
+		"key.converter":                  "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter":                "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter.schemas.enable": "true",
+		"errors.tolerance":               "all",
+	})
+
+	// KafkaReplicationSource copying a topic of cluster B into this
+	// worker's cluster (A), for the replication panels.
+	b := kafkatest.B()
+	replTopic := b.Topic(t, kafkatest.Partitions(2))
+	produce(t, b.Bootstrap(t), replTopic, 500, func(i int) []byte { return []byte(fmt.Sprintf(`{"n":%d}`, i)) })
+	t.Cleanup(func() { kafkatest.DeleteTopics(t, "b."+replTopic) })
+	putConnector(t, rest, "b-to-a", nil, map[string]string{
+		"connector.class":           "KafkaReplicationSource",
+		"tasks.max":                 "1",
+		"source.bootstrap.servers":  b.Bootstrap(t),
+		"target.bootstrap.servers":  bootstrap,
+		"topics":                    replTopic,
+		"replication.policy.class":  "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
+		"source.cluster.alias":      "b",
+		"target.cluster.alias":      "a",
+		"topic.refresh.interval.ms": "1000",
+		"poll.timeout.ms":           "200",
+	})
+
 	// Prometheus, scraping the REST listener every second, with the rules.
 	rules, err := filepath.Abs("alerts/connectd.yml")
 	if err != nil {
@@ -178,7 +218,9 @@ scrape_configs:
 			`sum(connectd_source_records_written_total) > 0`,
 			`sum(connectd_aerospike_sink_records_written_total) > 0`,
 			`count(connectd_sink_lag_records)`,
-			`sum(connectd_task_state{state="RUNNING"}) == 3`,
+			`sum(connectd_task_state{state="RUNNING"}) == 5`,
+			`sum(connectd_replication_records_total{connector="b-to-a"}) == 500`,
+			`sum(connectd_task_record_errors_total{connector="bad-json", stage="VALUE_CONVERTER", class="org.apache.kafka.connect.json.JsonConverter"}) == 50`,
 		} {
 			if n, err := instant(prom, q); err != nil || n == 0 {
 				missing = append(missing, fmt.Sprintf("%s (%v)", q, err))
@@ -221,10 +263,10 @@ scrape_configs:
 		`sum(rate(connectd_source_records_written_total[10s])) > 0`,
 		`sum(rate(connectd_sink_records_sent_total[10s])) > 0`,
 		`sum(connectd_task_state{state="FAILED"}) == 0`,
-		`sum(connectd_connector_state{state="RUNNING"}) == 2`,
+		`sum(connectd_connector_state{state="RUNNING"}) == 4`,
 		`connectd_worker_leader == 1`,
 		`connectd_cluster_workers == 1`,
-		`sum(connectd_plugin_process_up) == 2`,
+		`sum(connectd_plugin_process_up) == 4`,
 		`sum(rate(connectd_rest_requests_total{handler="metrics", code="200"}[10s])) > 0`,
 	} {
 		if n, err := instant(prom, q); err != nil || n == 0 {
@@ -280,6 +322,9 @@ scrape_configs:
 		}
 		t.Logf("%s: %v", name, tasks)
 	}
+	checkKindFamilies(t, fams, map[string]string{
+		"orders-datagen": "source", "b-to-a": "source", "orders-aerospike": "sink", "bad-json": "sink",
+	})
 	_, other := get("http://" + metricsAddr + "/metrics")
 	if a, b := familyNames(fams), familyNames(parseScrape(t, other)); strings.Join(a, ",") != strings.Join(b, ",") {
 		t.Errorf("metrics.listener serves other families:\nREST:     %v\nlistener: %v", a, b)
@@ -289,6 +334,76 @@ scrape_configs:
 	}
 
 	checkLogs(t, rest, worker)
+}
+
+// checkKindFamilies requires every connectd_source_* series of the scrape
+// to belong to a source connector and every connectd_sink_* one to a sink
+// connector, and each connector to have series of its own kind: a task
+// exports only its kind's families.
+func checkKindFamilies(t *testing.T, fams []*dto.MetricFamily, kinds map[string]string) {
+	t.Helper()
+	own := map[string]int{}
+	for _, f := range fams {
+		var kind string
+		switch {
+		case strings.HasPrefix(f.GetName(), "connectd_source_"):
+			kind = "source"
+		case strings.HasPrefix(f.GetName(), "connectd_sink_"):
+			kind = "sink"
+		default:
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() != "connector" {
+					continue
+				}
+				c := lp.GetValue()
+				if kinds[c] != kind {
+					t.Errorf("%s has a series of connector %s, a %s connector", f.GetName(), c, kinds[c])
+				} else {
+					own[c]++
+				}
+			}
+		}
+	}
+	for c, kind := range kinds {
+		if own[c] == 0 {
+			t.Errorf("connector %s has no connectd_%s_* series", c, kind)
+		}
+	}
+}
+
+// produce writes n records with values value(i) to topic and waits for
+// their delivery.
+func produce(t *testing.T, bootstrap, topic string, n int, value func(int) []byte) {
+	t.Helper()
+	p, err := kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": bootstrap, "linger.ms": 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	delivered := make(chan kafka.Event, n)
+	for i := range n {
+		if err := p.Produce(&kafka.Message{
+			TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny},
+			Key:            []byte(fmt.Sprintf("k%d", i)),
+			Value:          value(i),
+		}, delivered); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timeout := time.After(30 * time.Second)
+	for range n {
+		select {
+		case e := <-delivered:
+			if m, ok := e.(*kafka.Message); ok && m.TopicPartition.Error != nil {
+				t.Fatalf("produce to %s: %v", topic, m.TopicPartition.Error)
+			}
+		case <-timeout:
+			t.Fatalf("records to %s not delivered within 30 s", topic)
+		}
+	}
 }
 
 // checkLogs reads the worker's JSON log (log.format=json): task lines

@@ -74,7 +74,7 @@ func devQuickstartCommands() []*command {
 		flags: func(fs *flag.FlagSet) {
 			common(fs)
 			fs.StringVar(&restURL, "url", client.DefaultURL, "the worker's REST URL")
-			fs.StringVar(&metricsURL, "metrics-url", "", "Prometheus metrics URL of the worker (for the sink's duplicates counter)")
+			fs.StringVar(&metricsURL, "metrics-url", "", "Prometheus metrics URL of the worker: the sink's duplicates counter when the sink has no stats.set (that counter starts from 0 after a restart)")
 			fs.BoolVar(&once, "once", false, "exit when the pipeline is complete and verified (or at --timeout)")
 			fs.DurationVar(&timeout, "timeout", 10*time.Minute, "with --once: how long to wait for completion")
 			fs.DurationVar(&interval, "interval", time.Second, "refresh period")

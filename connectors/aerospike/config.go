@@ -55,6 +55,7 @@ const (
 	KeyRetryBackoffMx = "retry.backoff.max.ms"
 	KeyBatchMaxKeys   = "batch.max.keys"
 	KeyBatchMaxBytes  = "batch.max.bytes"
+	KeyStatsSet       = "stats.set"
 )
 
 // Values of write.mode.
@@ -256,6 +257,9 @@ func configDef() *configdef.Def {
 	def(configdef.Key{Name: KeyBatchMaxBytes, Type: configdef.Int, Default: int32(defaultBatchMaxBytes), Importance: configdef.Low, Group: groupWrite,
 		DisplayName: "Bytes per batch command", Validator: configdef.Between[int32](1024, maxBatchMaxBytes),
 		Documentation: "Most estimated encoded bytes of record writes sent in one BatchOperate command; larger puts are split, and records of one key are folded into one write only up to this size. A single record larger than this is sent alone. The Aerospike client refuses commands over 120 MiB."})
+	def(configdef.Key{Name: KeyStatsSet, Type: configdef.String, Default: "", Importance: configdef.Low, Group: groupWrite,
+		DisplayName: "Statistics set", Validator: statsSetValidator{},
+		Documentation: "Set of aerospike.namespace where the sink keeps durable counters, so that they outlive task, plugin and worker restarts (the Prometheus counters start from 0 in every plugin process): one record per connector, keyed by the connector's name, whose integer bins " + StatsBinApplied + " and " + StatsBinDuplicates + " are incremented after each Put by the records it applied and the records it skipped because the positions bin showed them applied. The increment follows the writes, so a task that dies in between leaves them uncounted (the replayed records are then counted as duplicates). Empty (the default): no counters are written. Needs a fixed aerospike.namespace."})
 	return d
 }
 
@@ -308,7 +312,9 @@ type Config struct {
 	RetryBackoff    time.Duration
 	RetryBackoffMax time.Duration
 	BatchMaxKeys    int
-	BatchMaxBytes   int
+	// StatsSet is the set of the durable counters; empty: none.
+	StatsSet      string
+	BatchMaxBytes int
 }
 
 // parseConfig parses props against the connector's ConfigDef and checks the
@@ -357,6 +363,7 @@ func configFromVals(vals map[string]any) *Config {
 		RetryBackoffMax: ms(vals[KeyRetryBackoffMx]),
 		BatchMaxKeys:    int(vals[KeyBatchMaxKeys].(int32)),
 		BatchMaxBytes:   int(vals[KeyBatchMaxBytes].(int32)),
+		StatsSet:        vals[KeyStatsSet].(string),
 	}
 	if f := vals[KeyKeyField].(string); f != "" {
 		c.KeyField = strings.Split(f, ".")
@@ -488,6 +495,11 @@ func (c *checker) writeMode() {
 	mode := c.str(KeyWriteMode)
 	if replayUnsafe(mode) && !c.effectivelyOnce() && c.vals[KeyEffectivelyOne] != nil {
 		c.add(KeyWriteMode, "write.mode=%s needs effectively.once=true: without it a replay applies the records again", mode)
+	}
+	if ss := c.str(KeyStatsSet); ss != "" {
+		if _, dynamic, _ := parseNameSource(c.str(KeyNamespace)); dynamic {
+			c.add(KeyStatsSet, "stats.set needs a fixed aerospike.namespace to keep its counters in, not %s", c.str(KeyNamespace))
+		}
 	}
 	switch mf := c.str(KeyMapKeyField); {
 	case (mode == ModeMapPut || mode == ModeMapIncrement) && mf == "":
@@ -707,6 +719,26 @@ func (setValidator) Validate(key string, v any) error {
 func (setValidator) String() string {
 	return "a set name, " + TopicPlaceholder + ", ${value.<field>}, ${header.<name>} or empty"
 }
+
+// Bins of the stats.set record.
+const (
+	StatsBinApplied    = "applied"
+	StatsBinDuplicates = "duplicates"
+)
+
+type statsSetValidator struct{}
+
+func (statsSetValidator) Validate(key string, v any) error {
+	s, _ := v.(string)
+	switch {
+	case len(s) > maxSetName:
+		return configdef.Invalid(key, s, fmt.Sprintf("set names are at most %d bytes", maxSetName))
+	case strings.ContainsAny(s, ":;\x00") || strings.Contains(s, "${"):
+		return configdef.Invalid(key, s, "a fixed set name without ':', ';', NUL or placeholders")
+	}
+	return nil
+}
+func (statsSetValidator) String() string { return "a fixed set name, or empty" }
 
 type binNameValidator struct{}
 

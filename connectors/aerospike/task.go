@@ -149,6 +149,7 @@ func (t *SinkTask) Put(ctx context.Context, records []*sdk.SinkRecord) error {
 	if err := t.w.apply(ctx, mapped); err != nil {
 		return err
 	}
+	t.recordStats()
 	t.mu.Lock()
 	for _, rec := range records {
 		tp := rec.OriginalTopicPartition()
@@ -158,6 +159,35 @@ func (t *SinkTask) Put(ctx context.Context, records []*sdk.SinkRecord) error {
 	}
 	t.mu.Unlock()
 	return nil
+}
+
+// recordStats adds the Put's applied and skipped records to the
+// connector's stats.set record. A failure is logged and counted, not
+// returned: the records are applied, and failing the Put would only have
+// them delivered again.
+func (t *SinkTask) recordStats() {
+	if t.cfg.StatsSet == "" || t.w.applied+t.w.skipped == 0 {
+		return
+	}
+	key, err := as.NewKey(t.cfg.Namespace, t.cfg.StatsSet, t.tctx.Connector())
+	if err != nil {
+		t.log.Warn("stats.set: cannot build the counters' key", "error", err)
+		return
+	}
+	pol := as.NewWritePolicy(0, 0)
+	pol.TotalTimeout, pol.SocketTimeout, pol.MaxRetries = t.cfg.TotalTimeout, t.cfg.SocketTimeout, t.cfg.ClientRetries
+	pol.SendKey = true
+	if _, err := t.client.Operate(pol, key,
+		as.AddOp(as.NewBin(StatsBinApplied, t.w.applied)),
+		as.AddOp(as.NewBin(StatsBinDuplicates, t.w.skipped))); err != nil {
+		code := "unknown"
+		var ae *as.AerospikeError
+		if errors.As(err, &ae) {
+			code = codeLabel(ae.ResultCode)
+		}
+		t.m.errors.WithLabelValues(code).Inc()
+		t.log.Warn("stats.set: counters not updated", "set", t.cfg.StatsSet, "applied", t.w.applied, "skipped", t.w.skipped, "error", err)
+	}
 }
 
 // Flush returns, per partition, the requested offset capped at what

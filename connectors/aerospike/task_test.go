@@ -266,3 +266,68 @@ func TestStopClosesClient(t *testing.T) {
 	}
 	waitFor(t, func() bool { return statsOf(srv).ConnectionsOpen == 0 })
 }
+
+// TestStatsSet: stats.set keeps the connector's applied and duplicate
+// counts in Aerospike, so a task started after another (a restart: a new
+// plugin process whose Prometheus counters start at 0) adds to them.
+func TestStatsSet(t *testing.T) {
+	srv := startServer(t, aerofake.Config{})
+	props := baseProps(srv, KeyWriteMode, ModeIncrement, KeyStatsSet, srv.Set("sink_stats"))
+	first, _ := startTask(t, props)
+	mustPut(t, first, rec("t", 0, 0, "a", map[string]any{"n": int64(1)}), rec("t", 0, 1, "b", map[string]any{"n": int64(1)}),
+		rec("t", 0, 2, "a", map[string]any{"n": int64(1)}))
+	// The restarted task is given offsets 1..4 again: 1 and 2 are skipped.
+	second, tc := startTask(t, props)
+	var replay []*sdk.SinkRecord
+	for off := int64(1); off <= 4; off++ {
+		replay = append(replay, rec("t", 0, off, []string{"a", "b"}[off%2], map[string]any{"n": int64(1)}))
+	}
+	mustPut(t, second, replay...)
+	if got := tc.counter(t, "connectd_aerospike_sink_duplicates_skipped_total"); got != 2 {
+		t.Errorf("the second task's duplicates counter = %v, want 2", got)
+	}
+	st := stored(t, srv, "sink_stats", "test-sink")
+	if st == nil {
+		t.Fatal("no stats record for connector test-sink in set sink_stats")
+	}
+	if st.Bins[StatsBinApplied] != int64(5) || st.Bins[StatsBinDuplicates] != int64(2) {
+		t.Errorf("stats record %v, want applied=5 duplicates=2 over both tasks", st.Bins)
+	}
+
+	// Without stats.set nothing is written there.
+	srv2 := startServer(t, aerofake.Config{})
+	plain, _ := startTask(t, baseProps(srv2, KeyWriteMode, ModeIncrement))
+	mustPut(t, plain, rec("t", 0, 0, "a", map[string]any{"n": int64(1)}))
+	if st := stored(t, srv2, "sink_stats", "test-sink"); st != nil {
+		t.Errorf("stats record written without stats.set: %v", st.Bins)
+	}
+}
+
+func TestStatsSetConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		kv    []string
+		error string
+	}{
+		{"fixed namespace", []string{KeyStatsSet, "stats"}, ""},
+		{"dynamic namespace", []string{KeyStatsSet, "stats", KeyNamespace, "${value.ns}"}, "needs a fixed aerospike.namespace"},
+		{"placeholder", []string{KeyStatsSet, "${topic}"}, "without ':', ';', NUL or placeholders"},
+		{"too long", []string{KeyStatsSet, strings.Repeat("s", 64)}, "at most 63 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			props := map[string]string{KeyHosts: "127.0.0.1:3000", KeyNamespace: "test"}
+			for i := 0; i+1 < len(tc.kv); i += 2 {
+				props[tc.kv[i]] = tc.kv[i+1]
+			}
+			_, errs := parseConfig(props)
+			var msgs []string
+			for _, e := range errs {
+				msgs = append(msgs, e.Key+": "+e.Message)
+			}
+			got := strings.Join(msgs, "; ")
+			if (tc.error == "") != (got == "") || !strings.Contains(got, tc.error) {
+				t.Errorf("errors %q, want one containing %q", got, tc.error)
+			}
+		})
+	}
+}

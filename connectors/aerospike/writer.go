@@ -36,6 +36,9 @@ type writer struct {
 	mapPol   *as.MapPolicy
 	// sleep waits between attempts; tests may replace it.
 	sleep func(ctx context.Context, d time.Duration) error
+	// applied and skipped count the records of the current apply call
+	// written and skipped as already applied (stats.set).
+	applied, skipped int64
 }
 
 func newWriter(cfg *Config, client *as.Client, m *sinkMetrics, log *slog.Logger, report reporter) *writer {
@@ -118,6 +121,7 @@ func keyString(k *as.Key) string {
 // retriable error when transient failures or conflicts outlasted the
 // attempts; another error when Aerospike rejected a whole command for good.
 func (w *writer) apply(ctx context.Context, recs []*mapped) error {
+	w.applied, w.skipped = 0, 0
 	if len(recs) == 0 {
 		return nil
 	}
@@ -415,6 +419,7 @@ func (w *writer) writeRound(pending []*keyState) (troubled, split bool, err erro
 		if row == nil {
 			// Nothing to write (blind mode, every field excluded): done.
 			w.m.written.Add(float64(len(f.recs)))
+			w.applied += int64(len(f.recs))
 			ks.recs = ks.recs[len(f.recs):]
 			continue
 		}
@@ -457,6 +462,7 @@ func (w *writer) writeRound(pending []*keyState) (troubled, split bool, err erro
 		switch classify(rc) {
 		case classOK:
 			w.m.written.Add(float64(len(f.recs)))
+			w.applied += int64(len(f.recs))
 			ks.recs = ks.recs[len(f.recs):]
 			if f.isDelete() {
 				// Gone, positions and all: the next records of the key
@@ -547,6 +553,7 @@ func (w *writer) buildFold(ks *keyState) *fold {
 			}
 			if ok && m.offset <= applied {
 				w.m.duplicates.Inc()
+				w.skipped++
 				continue
 			}
 		}

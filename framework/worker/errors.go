@@ -92,7 +92,7 @@ type errorHandler struct {
 // joins the task's transaction (exactly-once source) or is acknowledged
 // before the offsets that cover it are committed.
 func (h *errorHandler) handle(f *recordFailure) (*kafka.Message, error) {
-	h.tm.recordError(string(f.Stage))
+	h.tm.recordError(f.Stage, f.Class)
 	if h.policy.Tolerance != connconfig.ToleranceAll {
 		return nil, f.err()
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/framework/worker"
@@ -139,6 +140,45 @@ func TestSinkDeadLetterQueue(t *testing.T) {
 	}
 	if v := metricSum(t, cfg, "connectd_task_records_skipped_total", map[string]string{"connector": name, "stage": "TRANSFORMATION"}); v != float64(n/10) {
 		t.Errorf("connectd_task_records_skipped_total{stage=TRANSFORMATION} = %v, want %d", v, n/10)
+	} // Converter failures are counted under the converter's class, so a
+	// dashboard can tell one converter's errors from another's.
+	if v := metricSum(t, cfg, "connectd_task_record_errors_total", map[string]string{"connector": name,
+		"stage": "VALUE_CONVERTER", "class": "org.apache.kafka.connect.json.JsonConverter"}); v != float64(n/10) {
+		t.Errorf("connectd_task_record_errors_total{stage=VALUE_CONVERTER,class=JsonConverter} = %v, want %d", v, n/10)
+	}
+	if v := metricSum(t, cfg, "connectd_task_record_errors_total", map[string]string{"connector": name, "stage": "TRANSFORMATION", "class": ""}); v != float64(n/10) {
+		t.Errorf("connectd_task_record_errors_total{stage=TRANSFORMATION,class=\"\"} = %v, want %d", v, n/10)
+	}
+	checkKindFamilies(t, cfg, name, "connectd_sink_", "connectd_source_")
+}
+
+// checkKindFamilies requires connector's tasks to have series of the
+// families named own* and none of those named other*: each task kind
+// exports only its own.
+func checkKindFamilies(t *testing.T, cfg worker.Config, connector, own, other string) {
+	t.Helper()
+	fams, err := cfg.Metrics.(prometheus.Gatherer).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := 0
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			mine := false
+			for _, l := range m.GetLabel() {
+				mine = mine || (l.GetName() == "connector" && l.GetValue() == connector)
+			}
+			switch {
+			case !mine:
+			case strings.HasPrefix(f.GetName(), other):
+				t.Errorf("%s has a %s series; its tasks must export only %s* families", connector, f.GetName(), own)
+			case strings.HasPrefix(f.GetName(), own):
+				owned++
+			}
+		}
+	}
+	if owned == 0 {
+		t.Errorf("%s has no %s* series", connector, own)
 	}
 }
 
@@ -211,7 +251,8 @@ func TestSourceDeadLetterQueue(t *testing.T) {
 			dlq := kafkatest.UniqueName(t, "dlq")
 			t.Cleanup(func() { kafkatest.DeleteTopics(t, dlq) })
 			const count = 500
-			w, st := e.start(e.config(true))
+			cfg := e.config(true)
+			w, st := e.start(cfg)
 			name := kafkatest.UniqueName(t, "c")
 			e.run(w, name, dlqProps(sourceErrorProps(topic, count, tc.bad), dlq, "all"))
 			st.waitFor(t, name+"-0", worker.StateRunning, 30*time.Second)
@@ -257,6 +298,13 @@ func TestSourceDeadLetterQueue(t *testing.T) {
 					t.Errorf("seq %d: seen %d (1 = written once, 100 = dead-lettered once)", seq, seen[seq])
 				}
 			}
+			if tc.stage == sdk.StageValueConverter {
+				if v := metricSum(t, cfg, "connectd_task_record_errors_total", map[string]string{"connector": name,
+					"stage": "VALUE_CONVERTER", "class": "org.apache.kafka.connect.json.JsonConverter"}); v != count/10 {
+					t.Errorf("connectd_task_record_errors_total{stage=VALUE_CONVERTER,class=JsonConverter} = %v, want %d", v, count/10)
+				}
+			}
+			checkKindFamilies(t, cfg, name, "connectd_source_", "connectd_sink_")
 		})
 	}
 }

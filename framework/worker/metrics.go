@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/convert"
 	"github.com/connectd/connectd/framework/sdk"
 )
 
@@ -91,8 +93,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, taskLabels),
 		recordErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "connectd_task_record_errors_total",
-			Help: "Records that failed, by stage (total-record-errors).",
-		}, append(taskLabels, "stage")),
+			Help: "Records that failed, by stage and, for the converter stages, the converter class (total-record-errors).",
+		}, append(taskLabels, "stage", "class")),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "connectd_task_retries_total",
 			Help: "Retries of retriable failures, by stage (total-retries).",
@@ -213,6 +215,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 type taskMetrics struct {
 	m              *metrics
 	labels         prometheus.Labels
+	classes        converterClasses
+	kind           sdk.Type // whose series are resolved: "" until forKind
 	sourcePolled   prometheus.Counter
 	sourceWritten  prometheus.Counter
 	txnRecords     prometheus.Observer
@@ -233,39 +237,123 @@ type taskMetrics struct {
 	sinkBatch      prometheus.Observer
 }
 
-func (m *metrics) task(id TaskID) *taskMetrics {
+func (m *metrics) task(id TaskID, classes converterClasses) *taskMetrics {
 	l := prometheus.Labels{"connector": id.Connector, "task": strconv.Itoa(id.Task)}
 	c, t := id.Connector, strconv.Itoa(id.Task)
 	// Every stage's error, retry and skip series exists from the start at
 	// 0, so that rate() and increase() see the first failure and panels
-	// and alerts have a series to show before anything failed.
+	// and alerts have a series to show before anything failed. A converter
+	// stage's error series carries the class the task will run, as the
+	// failures will.
 	for _, st := range allStages {
-		m.recordErrors.WithLabelValues(c, t, string(st))
+		m.recordErrors.WithLabelValues(c, t, string(st), classes.of(st))
 		m.retries.WithLabelValues(c, t, string(st))
 		m.skipped.WithLabelValues(c, t, string(st))
 	}
 	return &taskMetrics{
 		m:              m,
 		labels:         l,
-		sourcePolled:   m.sourcePolled.WithLabelValues(c, t),
-		sourceWritten:  m.sourceWritten.WithLabelValues(c, t),
-		txnRecords:     m.txnRecords.WithLabelValues(c, t),
+		classes:        classes,
 		commitDuration: m.commitDuration.WithLabelValues(c, t),
 		commitOK:       m.offsetCommits.WithLabelValues(c, t, "success"),
 		commitFailed:   m.offsetCommits.WithLabelValues(c, t, "failure"),
-		sinkRead:       m.sinkRead.WithLabelValues(c, t),
-		sinkSent:       m.sinkSent.WithLabelValues(c, t),
-		putDuration:    m.putDuration.WithLabelValues(c, t),
-		sinkPartitions: m.sinkPartitions.WithLabelValues(c, t),
 		dlqOK:          m.dlqRecords.WithLabelValues(c, t, "success"),
 		dlqFailed:      m.dlqRecords.WithLabelValues(c, t, "failure"),
 		restarts:       m.restarts.WithLabelValues(c, t),
 		lastError:      m.lastError.WithLabelValues(c, t),
-		sourceBytes:    m.sourceBytes.WithLabelValues(c, t),
-		sourceBatch:    m.sourceBatch.WithLabelValues(c, t),
-		sinkBytes:      m.sinkBytes.WithLabelValues(c, t),
-		sinkBatch:      m.sinkBatch.WithLabelValues(c, t),
 	}
+}
+
+// forKind resolves the series of the task's kind, so that a source task
+// exports connectd_source_* and no connectd_sink_* series, and a sink
+// task the reverse: a dashboard or alert summing a family then counts
+// only the tasks it is about, and a scrape carries no zero series that
+// can never move. It runs before each incarnation's runner starts (the
+// runner's goroutines read the fields after that), and drops the other
+// kind's series should a reinstalled plugin have changed kind.
+func (tm *taskMetrics) forKind(kind sdk.Type) {
+	if tm.kind == kind {
+		return
+	}
+	m, c, t := tm.m, tm.labels["connector"], tm.labels["task"]
+	tm.kind = kind
+	switch kind {
+	case sdk.Source:
+		for _, v := range tm.sinkVecs() {
+			v.DeletePartialMatch(tm.labels)
+		}
+		tm.sourcePolled = m.sourcePolled.WithLabelValues(c, t)
+		tm.sourceWritten = m.sourceWritten.WithLabelValues(c, t)
+		tm.txnRecords = m.txnRecords.WithLabelValues(c, t)
+		tm.sourceBytes = m.sourceBytes.WithLabelValues(c, t)
+		tm.sourceBatch = m.sourceBatch.WithLabelValues(c, t)
+	case sdk.Sink:
+		for _, v := range tm.sourceVecs() {
+			v.DeletePartialMatch(tm.labels)
+		}
+		tm.sinkRead = m.sinkRead.WithLabelValues(c, t)
+		tm.sinkSent = m.sinkSent.WithLabelValues(c, t)
+		tm.putDuration = m.putDuration.WithLabelValues(c, t)
+		tm.sinkPartitions = m.sinkPartitions.WithLabelValues(c, t)
+		tm.sinkBytes = m.sinkBytes.WithLabelValues(c, t)
+		tm.sinkBatch = m.sinkBatch.WithLabelValues(c, t)
+	}
+}
+
+type partialDeleter interface {
+	DeletePartialMatch(prometheus.Labels) int
+}
+
+func (tm *taskMetrics) sourceVecs() []partialDeleter {
+	m := tm.m
+	return []partialDeleter{m.sourcePolled, m.sourceWritten, m.txnRecords, m.sourceBytes, m.sourceBatch}
+}
+
+func (tm *taskMetrics) sinkVecs() []partialDeleter {
+	m := tm.m
+	return []partialDeleter{m.sinkRead, m.sinkSent, m.putDuration, m.sinkPartitions, m.sinkBytes, m.sinkBatch, m.sinkLag}
+}
+
+// converterClasses are the converter classes a task runs, as its record
+// failures name them (the canonical class, aliases resolved): the
+// connector's key.converter, value.converter and header.converter, else
+// the worker's.
+type converterClasses struct {
+	key, value, header string
+}
+
+func resolveConverterClasses(props map[string]string, defaults chain.Defaults) converterClasses {
+	class := func(role string) string {
+		rc, ok := chain.ResolveConverter(role, props, defaults)
+		if !ok {
+			return ""
+		}
+		if info, ok := convert.Lookup(rc.Class); ok {
+			return info.Class
+		}
+		return rc.Class
+	}
+	return converterClasses{
+		key:    class(chain.KeyConverter),
+		value:  class(chain.ValueConverter),
+		header: class(chain.HeaderConverter),
+	}
+}
+
+// of is the class label of a stage's record errors: the converter's for
+// the converter stages, empty for the others (the task, its
+// transformations and the Kafka clients, which the stage and connector
+// labels already name).
+func (c converterClasses) of(st sdk.Stage) string {
+	switch st {
+	case sdk.StageKeyConverter:
+		return c.key
+	case sdk.StageValueConverter:
+		return c.value
+	case sdk.StageHeaderConverter:
+		return c.header
+	}
+	return ""
 }
 
 // allStages are the stage label's values (Kafka Connect's stages).
@@ -290,8 +378,16 @@ func (tm *taskMetrics) polled(records int) {
 	tm.sourceBatch.Observe(float64(records))
 }
 
-func (tm *taskMetrics) recordError(stage string) {
-	tm.m.recordErrors.WithLabelValues(tm.labels["connector"], tm.labels["task"], stage).Inc()
+// recordError counts a failed record. class is the class that failed, as
+// the failure names it; it labels only converter stages, so that a
+// converter the worker did not foresee (a RawBytes source runs
+// ByteArrayConverter whatever the defaults say) still gets its own series.
+func (tm *taskMetrics) recordError(stage sdk.Stage, class string) {
+	label := ""
+	if isConverterStage(stage) {
+		label = class
+	}
+	tm.m.recordErrors.WithLabelValues(tm.labels["connector"], tm.labels["task"], string(stage), label).Inc()
 	tm.lastError.SetToCurrentTime()
 }
 
@@ -313,16 +409,16 @@ func (tm *taskMetrics) setState(s State) {
 	}
 }
 
+func isConverterStage(st sdk.Stage) bool {
+	return st == sdk.StageKeyConverter || st == sdk.StageValueConverter || st == sdk.StageHeaderConverter
+}
+
 // remove drops the task's series when it leaves this worker.
 func (tm *taskMetrics) remove() {
-	for _, v := range []interface {
-		DeletePartialMatch(prometheus.Labels) int
-	}{
-		tm.m.sourcePolled, tm.m.sourceWritten, tm.m.txnRecords, tm.m.commitDuration, tm.m.offsetCommits,
-		tm.m.sinkRead, tm.m.sinkSent, tm.m.putDuration, tm.m.sinkPartitions, tm.m.recordErrors,
-		tm.m.retries, tm.m.skipped, tm.m.dlqRecords, tm.m.restarts, tm.m.state,
-		tm.m.lastError, tm.m.sourceBytes, tm.m.sourceBatch, tm.m.sinkBytes, tm.m.sinkBatch, tm.m.sinkLag,
-	} {
+	all := append(tm.sourceVecs(), tm.sinkVecs()...)
+	all = append(all, tm.m.commitDuration, tm.m.offsetCommits, tm.m.recordErrors,
+		tm.m.retries, tm.m.skipped, tm.m.dlqRecords, tm.m.restarts, tm.m.state, tm.m.lastError)
+	for _, v := range all {
 		v.DeletePartialMatch(tm.labels)
 	}
 }

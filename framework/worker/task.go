@@ -78,7 +78,7 @@ func (w *Worker) newTaskRuntime(id TaskID, connProps, taskProps map[string]strin
 	return &taskRuntime{
 		w: w, id: id, connProps: connProps, taskProps: taskProps,
 		log:     w.log.With("connector", id.Connector, "task", id.Task),
-		tm:      w.metrics.task(id),
+		tm:      w.metrics.task(id, resolveConverterClasses(connProps, w.cfg.ConverterDefaults)),
 		targets: make(chan TargetState, 1),
 		restart: make(chan struct{}, 1),
 		done:    make(chan struct{}),

@@ -128,7 +128,7 @@ func (c *topicCreator) ensure(ctx context.Context, recs []host.SourceRecord) err
 	if err := c.check(ctx, unknown); err != nil {
 		// The records cannot be written: counted like a record that failed
 		// on its way to Kafka.
-		c.tm.recordError(string(sdk.StageKafkaProduce))
+		c.tm.recordError(sdk.StageKafkaProduce, "")
 		return err
 	}
 	for _, topic := range unknown {

@@ -540,6 +540,7 @@ func (w *Worker) newRunner(t *taskRuntime) (runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connector.class %q: %w", class, err)
 	}
+	t.tm.forKind(m.Type)
 	switch m.Type {
 	case sdk.Source:
 		return newSourceRunner(w, t)

@@ -1,6 +1,7 @@
 package quickstart
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v7"
+	"github.com/aerospike/aerospike-client-go/v7/types"
+
+	"github.com/connectd/connectd/connectors/aerospike"
 )
 
 // counters is what a scan of the sink's set finds: per key the amount and
@@ -70,6 +74,27 @@ func (r *aerospikeReader) scan() (counters, error) {
 		out.applied += asInt(res.Record.Bins[CountBin])
 	}
 	return out, nil
+}
+
+// sinkStats reads the sink's durable counters: the stats.set record the
+// AerospikeSink keeps under its connector's name (bins applied and
+// duplicates). found is false until the sink wrote it.
+func (r *aerospikeReader) sinkStats(set, connector string) (applied, duplicates int64, found bool, err error) {
+	key, err := as.NewKey(r.namespace, set, connector)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	pol := as.NewPolicy()
+	pol.TotalTimeout = 5 * time.Second
+	rec, err := r.client.Get(pol, key, aerospike.StatsBinApplied, aerospike.StatsBinDuplicates)
+	if err != nil {
+		var ae *as.AerospikeError
+		if errors.As(err, &ae) && ae.Matches(types.KEY_NOT_FOUND_ERROR) {
+			return 0, 0, false, nil
+		}
+		return 0, 0, false, err
+	}
+	return asInt(rec.Bins[aerospike.StatsBinApplied]), asInt(rec.Bins[aerospike.StatsBinDuplicates]), true, nil
 }
 
 func asInt(v any) int64 {

@@ -5,7 +5,10 @@
 // topics, and watches the pipeline end to end — records produced by
 // DatagenSource, replicated by KafkaReplicationSource, applied to
 // Aerospike by AerospikeSink, duplicates the sink skipped, lag — until the
-// Aerospike counters equal the totals the generator's seed predicts.
+// Aerospike counters equal the totals the generator's seed predicts. Every
+// count it shows comes from state that outlives a worker restart (the
+// topics, the Aerospike records, the sink's stats.set record), and it says
+// when the worker is down and when it is back.
 //
 // It observes the pipeline only from the outside, the way an operator
 // would: read_committed consumers on the topics, the worker's REST API and

@@ -50,8 +50,11 @@ type Pipeline struct {
 	Iterations  int64
 
 	// Where the sink writes.
-	AerospikeHosts      string
-	Namespace, Set      string
+	AerospikeHosts string
+	Namespace, Set string
+	// StatsSet is the sink's stats.set, where it keeps its applied and
+	// duplicate counts across restarts (empty: the sink keeps none).
+	StatsSet            string
 	ExpectedAmounts     map[string]int64 // per key
 	ExpectedRecords     int64
 	ExpectedAmountTotal int64
@@ -240,6 +243,7 @@ func (p *Pipeline) sink(c Connector) error {
 	p.AerospikeHosts = cfg["aerospike.hosts"]
 	p.Namespace = cfg["aerospike.namespace"]
 	p.Set = cfg["aerospike.set"]
+	p.StatsSet = strings.TrimSpace(cfg["stats.set"])
 	if p.AerospikeHosts == "" || p.Namespace == "" || p.Set == "" || strings.Contains(p.Set, "${") {
 		return errors.New("aerospike.hosts, aerospike.namespace and a fixed aerospike.set are required")
 	}

@@ -58,8 +58,11 @@ func (r *renderer) line(s Snapshot, v Verdict) string {
 		}
 		parts = append(parts, fmt.Sprintf("amount %s/%s", num(s.AmountTotal), num(p.ExpectedAmountTotal)))
 	}
+	if w := workerText(s); w != "" {
+		parts = append(parts, w)
+	}
 	for _, c := range s.Connectors {
-		if c.State != "RUNNING" || c.RunningTasks < c.Tasks {
+		if s.Worker.Up && (c.State != "RUNNING" || c.RunningTasks < c.Tasks) {
 			parts = append(parts, fmt.Sprintf("%s %s %d/%d", c.Name, c.State, c.RunningTasks, c.Tasks))
 		}
 	}
@@ -77,6 +80,14 @@ func (r *renderer) block(s Snapshot, v Verdict) string {
 		fmt.Fprintf(&b, "  %-11s %s\n", label, fmt.Sprintf(format, args...))
 	}
 	fmt.Fprintf(&b, "connectd quickstart · %s\n", s.At.Format("15:04:05"))
+	switch w := workerText(s); {
+	case w == "":
+		row("worker", "up")
+	case s.Worker.Up:
+		row("worker", "%s", w)
+	default:
+		row("worker", "%s; the counts below are read from Kafka and Aerospike and stay valid", w)
+	}
 	var cs []string
 	for _, c := range s.Connectors {
 		st := c.State
@@ -106,9 +117,14 @@ func (r *renderer) block(s Snapshot, v Verdict) string {
 			lag += fmt.Sprintf("; group %s lag %s offsets, transaction markers included", p.SinkGroup(), num(s.SinkOffsetLag))
 		}
 		row("applied", "%s records to Aerospike %s.%s, %d keys  (%s)", num(s.Applied), p.Namespace, p.Set, len(s.Amounts), lag)
-		if s.DuplicatesKnown {
-			row("duplicates", "%s redelivered records skipped by the sink (already applied)", num(s.Duplicates))
-		} else {
+		switch {
+		case s.DuplicatesKnown && s.DuplicatesDurable:
+			row("duplicates", "%s redelivered records skipped by the sink (already applied; its %s.%s record, kept across restarts)", num(s.Duplicates), p.Namespace, p.StatsSet)
+		case s.DuplicatesKnown:
+			row("duplicates", "%s redelivered records skipped by the sink's current plugin process (0 again after a restart)", num(s.Duplicates))
+		case p.StatsSet != "":
+			row("duplicates", "–  (no %s.%s record yet: the sink writes it after its first batch)", p.Namespace, p.StatsSet)
+		default:
 			row("duplicates", "–  (no %s on the metrics endpoint)", DuplicatesMetric)
 		}
 		row("totals", "expected %s · actual %s  (sum of the %d counters)", num(p.ExpectedAmountTotal), num(s.AmountTotal), len(p.ExpectedAmounts))
@@ -125,6 +141,19 @@ func (r *renderer) block(s Snapshot, v Verdict) string {
 		row("result", "running…")
 	}
 	return b.String()
+}
+
+// workerText says when the worker went down or came back; empty while it
+// has been up all along.
+func workerText(s Snapshot) string {
+	w := s.Worker
+	switch {
+	case !w.Up:
+		return fmt.Sprintf("worker DOWN since %s (%s)", w.Since.Format("15:04:05"), s.At.Sub(w.Since).Round(time.Second))
+	case !w.Since.IsZero():
+		return fmt.Sprintf("worker back since %s after %s down", w.Since.Format("15:04:05"), w.DownFor.Round(time.Second))
+	}
+	return ""
 }
 
 func (r *renderer) success() string {

@@ -51,19 +51,73 @@ type Snapshot struct {
 	At         time.Time
 	Connectors []ConnectorState
 
-	Produced         int64 // committed records in the generator's topic
-	Replicated       int64 // committed records in the replica topic
-	ReplicaExists    bool
-	Applied          int64 // records applied to Aerospike (count bins)
-	Amounts          map[string]int64
-	AmountTotal      int64
-	Duplicates       int64
-	DuplicatesKnown  bool
-	SinkOffsetLag    int64 // the sink group's committed offsets behind the end of its topic
-	SinkOffsetLagSet bool
+	Produced        int64 // committed records in the generator's topic
+	Replicated      int64 // committed records in the replica topic
+	ReplicaExists   bool
+	Applied         int64 // records applied to Aerospike (count bins)
+	Amounts         map[string]int64
+	AmountTotal     int64
+	Duplicates      int64
+	DuplicatesKnown bool
+	// DuplicatesDurable: Duplicates is the sink's stats.set count, which
+	// survives restarts; otherwise it is the worker's current plugin
+	// process counter, which starts from 0 with every process.
+	DuplicatesDurable bool
+	Worker            WorkerStatus
+	SinkOffsetLag     int64 // the sink group's committed offsets behind the end of its topic
+	SinkOffsetLagSet  bool
 
 	Problems []string // what could not be read this time
 }
+
+// WorkerStatus is whether the worker's REST API answers, and since when.
+type WorkerStatus struct {
+	Up    bool
+	Since time.Time // when it went down or came back; zero: up since the watch began
+	// DownFor is how long the last outage lasted (Up and Since set: the
+	// worker is back after it).
+	DownFor time.Duration
+	Outages int // times it went down during the watch
+}
+
+// workerTracker turns one reachability observation per refresh into a
+// WorkerStatus.
+type workerTracker struct {
+	st   WorkerStatus
+	seen bool
+}
+
+func (w *workerTracker) observe(now time.Time, up bool) WorkerStatus {
+	switch {
+	case !w.seen:
+		w.seen = true
+		w.st.Up = up
+		if !up {
+			w.st.Since = now
+			w.st.Outages = 1
+		}
+	case w.st.Up && !up:
+		w.st.Up, w.st.Since = false, now
+		w.st.Outages++
+	case !w.st.Up && up:
+		w.st.DownFor = now.Sub(w.st.Since)
+		w.st.Up, w.st.Since = true, now
+	}
+	return w.st
+}
+
+// workerUp: the worker answered for at least one connector (a 404 is an
+// answer); every request failing means it is down or unreachable.
+func workerUp(cs []ConnectorState) bool {
+	for _, c := range cs {
+		if c.State != stateUnreachable {
+			return true
+		}
+	}
+	return false
+}
+
+const stateUnreachable = "worker unreachable"
 
 // Verdict compares a snapshot with the expected totals.
 type Verdict struct {
@@ -162,12 +216,14 @@ func Watch(ctx context.Context, p *Pipeline, opts WatchOptions) (Snapshot, error
 	hc := &http.Client{Timeout: 3 * time.Second}
 	r := &renderer{out: opts.Out, live: opts.Live, p: p, lineEvery: opts.LineEvery, width: opts.Width}
 
+	var worker workerTracker
 	deadline := time.Now().Add(opts.Timeout)
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
 	for {
 		s := Snapshot{At: time.Now()}
 		s.Connectors = connectorStates(ctx, rc, p)
+		s.Worker = worker.observe(s.At, workerUp(s.Connectors))
 		var ok bool
 		s.Produced, _ = cnt.count(p.OrdersTopic)
 		if p.ReplicaTopic != "" {
@@ -194,6 +250,15 @@ func Watch(ctx context.Context, p *Pipeline, opts WatchOptions) (Snapshot, error
 						s.AmountTotal += v
 					}
 				}
+				if p.StatsSet != "" {
+					_, d, found, err := aero.sinkStats(p.StatsSet, p.Sink.Name)
+					switch {
+					case err != nil:
+						s.Problems = append(s.Problems, "reading the sink's stats record: "+err.Error())
+					case found:
+						s.Duplicates, s.DuplicatesKnown, s.DuplicatesDurable = d, true, true
+					}
+				}
 			}
 			lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			lag, set, err := groupLag(lctx, admin, wm, p.SinkGroup(), p.SinkTopic)
@@ -201,7 +266,7 @@ func Watch(ctx context.Context, p *Pipeline, opts WatchOptions) (Snapshot, error
 			if err == nil {
 				s.SinkOffsetLag, s.SinkOffsetLagSet = lag, set
 			}
-			if opts.MetricsURL != "" {
+			if opts.MetricsURL != "" && p.StatsSet == "" {
 				mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 				d, found, err := scrapeSum(mctx, hc, opts.MetricsURL, DuplicatesMetric)
 				cancel()
@@ -248,7 +313,7 @@ func connectorStates(ctx context.Context, rc *client.Client, p *Pipeline) []Conn
 			case errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound:
 				st.State = "starting"
 			default:
-				st.State = "worker unreachable"
+				st.State = stateUnreachable
 			}
 			out = append(out, st)
 			continue
