@@ -207,13 +207,8 @@ func Watch(ctx context.Context, p *Pipeline, opts WatchOptions) (Snapshot, error
 	}
 	defer wm.Close()
 
-	var aero *aerospikeReader
-	defer func() {
-		if aero != nil {
-			aero.close()
-		}
-	}()
-	hc := &http.Client{Timeout: 3 * time.Second}
+	sink := &sinkObserver{p: p, metricsURL: opts.MetricsURL, admin: admin, wm: wm, hc: &http.Client{Timeout: 3 * time.Second}}
+	defer sink.close()
 	r := &renderer{out: opts.Out, live: opts.Live, p: p, lineEvery: opts.LineEvery, width: opts.Width}
 
 	var worker workerTracker
@@ -234,46 +229,7 @@ func Watch(ctx context.Context, p *Pipeline, opts WatchOptions) (Snapshot, error
 			s.Problems = append(s.Problems, "counting records: "+cerr.Error())
 		}
 		if p.Sink != nil {
-			if aero == nil {
-				if aero, err = newAerospikeReader(p.AerospikeHosts, p.Namespace, p.Set); err != nil {
-					s.Problems = append(s.Problems, err.Error())
-					aero = nil
-				}
-			}
-			if aero != nil {
-				c, err := aero.scan()
-				if err != nil {
-					s.Problems = append(s.Problems, "scanning Aerospike: "+err.Error())
-				} else {
-					s.Amounts, s.Applied = c.amounts, c.applied
-					for _, v := range c.amounts {
-						s.AmountTotal += v
-					}
-				}
-				if p.StatsSet != "" {
-					_, d, found, err := aero.sinkStats(p.StatsSet, p.Sink.Name)
-					switch {
-					case err != nil:
-						s.Problems = append(s.Problems, "reading the sink's stats record: "+err.Error())
-					case found:
-						s.Duplicates, s.DuplicatesKnown, s.DuplicatesDurable = d, true, true
-					}
-				}
-			}
-			lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			lag, set, err := groupLag(lctx, admin, wm, p.SinkGroup(), p.SinkTopic)
-			cancel()
-			if err == nil {
-				s.SinkOffsetLag, s.SinkOffsetLagSet = lag, set
-			}
-			if opts.MetricsURL != "" && p.StatsSet == "" {
-				mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-				d, found, err := scrapeSum(mctx, hc, opts.MetricsURL, DuplicatesMetric)
-				cancel()
-				if err == nil && found {
-					s.Duplicates, s.DuplicatesKnown = int64(d), true
-				}
-			}
+			sink.observe(ctx, &s)
 		}
 		v := p.Check(s)
 		r.render(s, v, false)
@@ -341,4 +297,75 @@ func connectorStates(ctx context.Context, rc *client.Client, p *Pipeline) []Conn
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return l
+}
+
+// sinkObserver reads what the sink stage has done: the records applied in
+// Aerospike, the sink's durable duplicate count (or its metrics), and its
+// consumer lag.
+type sinkObserver struct {
+	p          *Pipeline
+	metricsURL string
+	admin      *kafka.AdminClient
+	wm         *kafka.Consumer
+	hc         *http.Client
+	aero       *aerospikeReader // connected on first use, as Aerospike may start after the watch
+}
+
+func (o *sinkObserver) close() {
+	if o.aero != nil {
+		o.aero.close()
+	}
+}
+
+func (o *sinkObserver) observe(ctx context.Context, s *Snapshot) {
+	p := o.p
+	if o.aero == nil {
+		aero, err := newAerospikeReader(p.AerospikeHosts, p.Namespace, p.Set)
+		if err != nil {
+			s.Problems = append(s.Problems, err.Error())
+		} else {
+			o.aero = aero
+		}
+	}
+	if o.aero != nil {
+		o.readAerospike(s)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	lag, set, err := groupLag(lctx, o.admin, o.wm, p.SinkGroup(), p.SinkTopic)
+	cancel()
+	if err == nil {
+		s.SinkOffsetLag, s.SinkOffsetLagSet = lag, set
+	}
+	if o.metricsURL != "" && p.StatsSet == "" {
+		mctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		d, found, err := scrapeSum(mctx, o.hc, o.metricsURL, DuplicatesMetric)
+		cancel()
+		if err == nil && found {
+			s.Duplicates, s.DuplicatesKnown = int64(d), true
+		}
+	}
+}
+
+// readAerospike reads the applied records and, with a stats set, the
+// sink's durable duplicate count.
+func (o *sinkObserver) readAerospike(s *Snapshot) {
+	c, err := o.aero.scan()
+	if err != nil {
+		s.Problems = append(s.Problems, "scanning Aerospike: "+err.Error())
+	} else {
+		s.Amounts, s.Applied = c.amounts, c.applied
+		for _, v := range c.amounts {
+			s.AmountTotal += v
+		}
+	}
+	if o.p.StatsSet == "" {
+		return
+	}
+	_, d, found, err := o.aero.sinkStats(o.p.StatsSet, o.p.Sink.Name)
+	switch {
+	case err != nil:
+		s.Problems = append(s.Problems, "reading the sink's stats record: "+err.Error())
+	case found:
+		s.Duplicates, s.DuplicatesKnown, s.DuplicatesDurable = d, true, true
+	}
 }
