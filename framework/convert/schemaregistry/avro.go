@@ -126,7 +126,7 @@ func (c *AvroConverter) FromConnect(topic string, schema *data.Schema, value any
 	}
 	id, err := c.ser.GetSchemaID(avrov2.SchemaType, topic, nil, &info)
 	if err != nil {
-		return nil, classify(c.set.urls, "resolving the Avro schema of topic "+topic, err)
+		return nil, classify(c.set.urls, "the Avro schema for topic "+topic, err)
 	}
 	entry, err := c.entry(info.Schema)
 	if err != nil {

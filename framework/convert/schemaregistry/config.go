@@ -182,7 +182,10 @@ func classify(urls, op string, err error) error {
 		case status >= 500:
 			return sdk.Retriable(fmt.Errorf("schema registry %s unavailable while %s: %w", urls, op, err))
 		}
-		return &data.Error{Msg: fmt.Sprintf("schema registry %s while %s: error %d: %s", urls, op, re.Code, re.Message)}
+		if re.Code == 0 {
+			return &data.Error{Msg: fmt.Sprintf("schema registry %s refused %s: %s", urls, op, re.Message)}
+		}
+		return &data.Error{Msg: fmt.Sprintf("schema registry %s refused %s: error %d: %s", urls, op, re.Code, re.Message)}
 	}
 	var ue *url.Error
 	var ne net.Error
