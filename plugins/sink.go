@@ -222,7 +222,7 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 	r.tctx.wrapped.MustRegister(r.batches, r.records, r.reported, r.queued, r.heldMax, r.heldBytesMax)
 
 	var err error
-	r.chain, err = chain.NewSink(st.GetProps(), chain.Defaults(st.GetDefaults()))
+	r.chain, err = chain.NewSinkWith(r.srv.converters, st.GetProps(), chain.Defaults(st.GetDefaults()))
 	if err != nil {
 		return r.fail(fmt.Errorf("converters and transforms: %w", err))
 	}
