@@ -472,6 +472,9 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 			res.Failures = append(res.Failures, &pluginpb.SinkFailure{
 				Index: int32(i), Stage: string(fail.Stage), Class: fail.Class,
 				Message: fail.Err.Error(), Trace: fail.Error(),
+				// A converter that could not reach its schema registry may
+				// succeed later: the worker retries within errors.retry.timeout.
+				Retriable: sdk.IsRetriable(fail.Err),
 			})
 			continue
 		}

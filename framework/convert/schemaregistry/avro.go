@@ -169,6 +169,11 @@ func (c *AvroConverter) ToConnect(topic string, b []byte) (*data.Schema, any, er
 	if err := c.de.DeserializeInto(topic, b, &out); err != nil {
 		return nil, nil, classify(c.set.urls, fmt.Sprintf("decoding Avro with schema id %d", frameID(b)), err)
 	}
+	if out == nil && !entry.connect.Optional {
+		// hamba/avro reports running out of bytes mid-record as a nil
+		// value without an error.
+		return nil, nil, &data.Error{Msg: fmt.Sprintf("decoding Avro with schema id %d: truncated payload (%d bytes)", frameID(b), len(b))}
+	}
 	v, err := fromAvroValue(entry.avro, entry.connect, out)
 	if err != nil {
 		return nil, nil, err

@@ -344,6 +344,7 @@ func TestAvroBadInput(t *testing.T) {
 		{"truncated header", "\x00\x00\x01", "truncated"},
 		{"unknown schema id", "\x00\x7f\xff\xff\xf0\x02a", "schema id 2147483632"},
 		{"truncated body", string(good[:len(good)-3]), "decoding Avro"},
+		{"truncated at a field boundary", string(good[:len(good)-8]), "decoding Avro"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := c.ToConnect(topic, []byte(tc.payload))
