@@ -30,7 +30,6 @@ func benchSchemaJSON() string {
 	return b.String()
 }
 
-
 // benchMap is the value the serde alone takes: hamba/avro's generic form.
 func benchMap() map[string]any {
 	m := map[string]any{"id": int64(42), "ts": data.MillisToTimestamp(1764720000000)}
@@ -52,7 +51,6 @@ func benchStruct() (*data.Schema, *data.StructValue) {
 	}
 	return s, v
 }
-
 
 func BenchmarkAvro(b *testing.B) {
 	url := registrytest.URL(b)

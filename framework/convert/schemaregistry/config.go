@@ -52,6 +52,13 @@ func Infos() []convert.Info {
 			New:     func() convert.Converter { return &AvroConverter{} },
 			Def:     Def,
 		},
+		{
+			Class: ProtobufClass, Aliases: []string{"ProtobufConverter"},
+			Summary: "Confluent Protobuf with a Schema Registry (wire format: magic byte, schema id, message indexes).",
+			Record:  true,
+			New:     func() convert.Converter { return &ProtobufConverter{} },
+			Def:     Def,
+		},
 	}
 }
 
