@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	srclient "github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	"github.com/jhump/protoreflect/desc/protoparse"
@@ -267,4 +268,57 @@ func TestProtobufBadInput(t *testing.T) {
 			t.Errorf("%q: got %v, want a data error with the reason", p, err)
 		}
 	}
+}
+
+// TestProtobufEvolution: under BACKWARD, adding an optional field and
+// removing it again register new versions; removing a field before others
+// (which renumbers them) and changing a field's type are refused with the
+// registry's message.
+func TestProtobufEvolution(t *testing.T) {
+	url := registrytest.URL(t)
+	topic, subject := topicAndSubject(t)
+	if _, err := registrytest.Client(t).UpdateCompatibility(subject, srclient.Backward); err != nil {
+		t.Fatal(err)
+	}
+	c := newProto(t, url)
+	write := func(s *data.Schema, v *data.StructValue) error {
+		_, err := c.FromConnect(topic, s, v)
+		return err
+	}
+	v1 := data.Build(data.Struct).Name("shop.Item").Field("id", data.PrimitiveSchema(data.String)).
+		Field("old", data.OptionalSchema(data.String)).MustSchema()
+	if err := write(v1, data.NewStruct(v1).MustPut("id", "a")); err != nil {
+		t.Fatalf("v1: %v", err)
+	}
+	v2 := data.Build(data.Struct).Name("shop.Item").Field("id", data.PrimitiveSchema(data.String)).
+		Field("old", data.OptionalSchema(data.String)).Field("color", data.OptionalSchema(data.String)).MustSchema()
+	if err := write(v2, data.NewStruct(v2).MustPut("id", "b").MustPut("color", "red")); err != nil {
+		t.Fatalf("adding an optional field: %v", err)
+	}
+	// Removing the optional field again (the last field: the remaining
+	// fields keep their numbers, which the converter assigns by position).
+	v3 := data.Build(data.Struct).Name("shop.Item").Field("id", data.PrimitiveSchema(data.String)).
+		Field("old", data.OptionalSchema(data.String)).MustSchema()
+	if err := write(v3, data.NewStruct(v3).MustPut("id", "c")); err != nil {
+		t.Fatalf("removing a field: %v", err)
+	}
+	// That schema is v1 again: the registry accepts it as the existing
+	// version rather than adding a third.
+	if versions, err := registrytest.Client(t).GetAllVersions(subject); err != nil || len(versions) != 2 {
+		t.Fatalf("versions: %v %v, want 2", versions, err)
+	}
+	// Removing a field in the middle renumbers the ones after it: the
+	// registry refuses that.
+	v4 := data.Build(data.Struct).Name("shop.Item").Field("old", data.OptionalSchema(data.String)).MustSchema()
+	err := write(v4, data.NewStruct(v4).MustPut("old", "x"))
+	var de *data.Error
+	if !errors.As(err, &de) || !strings.Contains(strings.ToLower(err.Error()), "incompatible") {
+		t.Fatalf("removing the first field: got %v, want the registry's refusal", err)
+	}
+	bad := data.Build(data.Struct).Name("shop.Item").Field("id", data.PrimitiveSchema(data.Int64)).MustSchema()
+	err = write(bad, data.NewStruct(bad).MustPut("id", int64(1)))
+	if !errors.As(err, &de) || !strings.Contains(strings.ToLower(err.Error()), "incompatible") {
+		t.Fatalf("changing id to int64: got %v, want a data error with the registry's incompatibility message", err)
+	}
+	t.Logf("registry refused: %v", err)
 }
