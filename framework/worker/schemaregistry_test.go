@@ -14,8 +14,14 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/avrov2"
+	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	"github.com/hamba/avro/v2"
+	"github.com/jhump/protoreflect/desc/protoparse"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/connectd/connectd/framework/convert/schemaregistry"
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/registrytest"
@@ -273,6 +279,143 @@ func TestSourceAvroToConfluentConsumer(t *testing.T) {
 			(o.Note != nil) != wantNote || (wantNote && *o.Note != "even") ||
 			len(o.Tags) != 1 || o.Tags[0] != fmt.Sprintf("t%d", seq) || o.Stock["s"] != int32(seq) {
 			t.Errorf("seq %d read as %+v (total %s)", seq, o, o.Total.FloatString(2))
+		}
+	}
+}
+
+// TestSourceProtobufToConfluentConsumer: TestSource's order structs
+// written with ProtobufConverter are read by confluent-kafka-go's
+// protobuf deserializer (dynamic messages of the registered schema),
+// logical types included.
+func TestSourceProtobufToConfluentConsumer(t *testing.T) {
+	url := registrytest.URL(t)
+	topic := srTopic(t)
+	e := newEnv(t)
+	w, st := e.start(e.config(false))
+	name := kafkatest.UniqueName(t, "src")
+	const n = 4
+	e.run(w, name, map[string]string{
+		"connector.class": "TestSource", "tasks.max": "1", "topic": topic, "count": fmt.Sprint(n), "value.schema": "order",
+		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter": "io.confluent.connect.protobuf.ProtobufConverter", "value.converter.schema.registry.url": url,
+	})
+	var msgs []*kafka.Message
+	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+		msgs = kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 200*time.Millisecond, 30*time.Second)
+		return len(msgs) >= n, fmt.Sprintf("%d of %d records; status %s", len(msgs), n, st.String())
+	})
+	meta, err := registrytest.Client(t).GetLatestSchemaMetadata(topic + "-value")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := protoparse.Parser{Accessor: protoparse.FileContentsFromMap(map[string]string{"o.proto": meta.Schema}), LookupImport: schemaregistry.LookupImport}
+	fds, err := p.ParseFiles("o.proto")
+	if err != nil {
+		t.Fatalf("parse the registered schema: %v\n%s", err, meta.Schema)
+	}
+	de, err := protobuf.NewDeserializer(registrytest.Client(t), serde.ValueSerde, protobuf.NewDeserializerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	de.MessageFactory = func(_, name string) (any, error) {
+		return dynamicpb.NewMessage(fds[0].FindMessage(name).UnwrapMessage()), nil
+	}
+	for _, m := range msgs[:n] {
+		out, err := de.Deserialize(topic, m.Value)
+		if err != nil {
+			t.Fatalf("confluent deserializer: %v", err)
+		}
+		msg := out.(proto.Message).ProtoReflect()
+		get := func(m protoreflect.Message, name string) protoreflect.Value {
+			return m.Get(m.Descriptor().Fields().ByName(protoreflect.Name(name)))
+		}
+		seq := get(msg, "seq").Int()
+		ts := get(msg, "ts").Message()
+		day := get(msg, "day").Message()
+		at := get(msg, "at").Message()
+		dec := get(msg, "total").Message()
+		total := new(big.Int).SetBytes(get(dec, "value").Bytes()) // non-negative here
+		gotDay := time.Date(int(get(day, "year").Int()), time.Month(get(day, "month").Int()), int(get(day, "day").Int()), 0, 0, 0, 0, time.UTC)
+		hasNote := msg.Has(msg.Descriptor().Fields().ByName("note"))
+		if string(m.Key) != fmt.Sprintf("k%d", seq) ||
+			!time.Unix(get(ts, "seconds").Int(), get(ts, "nanos").Int()).Equal(time.UnixMilli(1764720000000+seq)) ||
+			!gotDay.Equal(time.UnixMilli((20000+seq)*86400000).UTC()) ||
+			get(at, "seconds").Int() != (seq*1000+7)/1000%60 || get(at, "nanos").Int() != 7000000 ||
+			total.Int64() != seq*100+25 || get(dec, "scale").Int() != 2 ||
+			hasNote != (seq%2 == 0) || get(msg, "tags").List().Get(0).String() != fmt.Sprintf("t%d", seq) ||
+			get(msg, "stock").Map().Get(protoreflect.ValueOfString("s").MapKey()).Int() != seq {
+			t.Errorf("seq %d read as %v", seq, msg)
+		}
+	}
+}
+
+// TestSinkProtobufFromConfluentProducer: messages written by
+// confluent-kafka-go's protobuf serializer reach a sink as structs.
+func TestSinkProtobufFromConfluentProducer(t *testing.T) {
+	url := registrytest.URL(t)
+	topic := srTopic(t)
+	p := protoparse.Parser{Accessor: protoparse.FileContentsFromMap(map[string]string{"shop/item.proto": `syntax = "proto3";
+package shop;
+import "google/protobuf/timestamp.proto";
+message Item {
+  string id = 1;
+  optional string note = 2;
+  google.protobuf.Timestamp ts = 3;
+  repeated int64 sizes = 4;
+}`}), LookupImport: schemaregistry.LookupImport}
+	fds, err := p.ParseFiles("shop/item.proto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := fds[0].FindMessage("shop.Item").UnwrapMessage()
+	ser, err := protobuf.NewSerializer(registrytest.Client(t), serde.ValueSerde, protobuf.NewSerializerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values [][]byte
+	for i := range 3 {
+		m := dynamicpb.NewMessage(md)
+		f := md.Fields()
+		m.Set(f.ByName("id"), protoreflect.ValueOfString(fmt.Sprintf("i-%d", i)))
+		if i == 1 {
+			m.Set(f.ByName("note"), protoreflect.ValueOfString("one"))
+		}
+		ts := m.NewField(f.ByName("ts"))
+		ts.Message().Set(ts.Message().Descriptor().Fields().ByName("seconds"), protoreflect.ValueOfInt64(1764720000+int64(i)))
+		m.Set(f.ByName("ts"), ts)
+		m.Mutable(f.ByName("sizes")).List().Append(protoreflect.ValueOfInt64(int64(10 * i)))
+		b, err := ser.Serialize(topic, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, b)
+	}
+	produceValues(t, topic, values)
+	e := newEnv(t)
+	w, st := e.start(e.config(false))
+	name := kafkatest.UniqueName(t, "s")
+	file := filepath.Join(t.TempDir(), "applied.tsv")
+	props := srSinkProps(topic, file, url)
+	props["value.converter"] = "io.confluent.connect.protobuf.ProtobufConverter"
+	e.run(w, name, props)
+	st.waitFor(t, name+"-0", worker.StateRunning, 30*time.Second)
+	waitCommittedTo(t, name, topic, 1, len(values), time.Minute)
+	lines := appliedLines(t, file)
+	if len(lines) != 3 {
+		t.Fatalf("applied %d records, want 3: %q", len(lines), lines)
+	}
+	for i, l := range lines {
+		want := []string{fmt.Sprintf("id=i-%d", i), fmt.Sprintf("sizes=[%d]", 10*i),
+			"ts=" + time.Unix(1764720000+int64(i), 0).UTC().Format("2006-01-02T15:04:05.000Z")}
+		if i == 1 {
+			want = append(want, "note=one")
+		} else if strings.Contains(l, "note=") {
+			t.Errorf("record %d: unset optional note applied as a value: %q", i, l)
+		}
+		for _, w := range want {
+			if !strings.Contains(l, w) {
+				t.Errorf("record %d %q lacks %q", i, l, w)
+			}
 		}
 	}
 }
