@@ -59,6 +59,13 @@ func Infos() []convert.Info {
 			New:     func() convert.Converter { return &ProtobufConverter{} },
 			Def:     Def,
 		},
+		{
+			Class: JSONSchemaClass, Aliases: []string{"JsonSchemaConverter"},
+			Summary: "Confluent JSON Schema with a Schema Registry (wire format: magic byte, schema id).",
+			Record:  true,
+			New:     func() convert.Converter { return &JSONSchemaConverter{} },
+			Def:     Def,
+		},
 	}
 }
 
