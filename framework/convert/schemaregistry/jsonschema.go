@@ -224,7 +224,9 @@ func jsonSchemaOf(s *data.Schema, top bool) map[string]any {
 				p[jsConnectIndex] = i
 				props[f.Name] = p
 			}
-			out = map[string]any{"type": "object", "properties": props}
+			// A closed content model, as Confluent's JsonSchemaData writes:
+			// adding an optional field is then a BACKWARD-compatible change.
+			out = map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 			if s.Name != "" {
 				out["title"] = s.Name
 			}

@@ -3,9 +3,11 @@ package schemaregistry_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	srclient "github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/jsonschema"
 
@@ -137,4 +139,43 @@ func TestJSONSchemaToConfluentDeserializer(t *testing.T) {
 	if _, _, err := c.ToConnect(topic, []byte(`{"id":"x"}`)); !errors.As(err, new(*data.Error)) {
 		t.Errorf("no magic byte: %v", err)
 	}
+}
+
+// TestJSONSchemaEvolution: under BACKWARD, adding an optional field
+// registers a new version; removing one (closed content model) and
+// changing a field's type are refused with the registry's message.
+func TestJSONSchemaEvolution(t *testing.T) {
+	url := registrytest.URL(t)
+	topic, subject := topicAndSubject(t)
+	if _, err := registrytest.Client(t).UpdateCompatibility(subject, srclient.Backward); err != nil {
+		t.Fatal(err)
+	}
+	c := newJSONSchema(t, url)
+	item := func(fields ...string) *data.Schema {
+		b := data.Build(data.Struct).Name("shop.Item").Field("id", data.PrimitiveSchema(data.String))
+		for _, f := range fields {
+			b.Field(f, data.OptionalSchema(data.String))
+		}
+		return b.MustSchema()
+	}
+	for i, s := range []*data.Schema{item("old"), item("old", "color")} {
+		if _, err := c.FromConnect(topic, s, data.NewStruct(s).MustPut("id", "x")); err != nil {
+			t.Fatalf("version %d (%v): %v", i+1, s.Fields, err)
+		}
+	}
+	if versions, err := registrytest.Client(t).GetAllVersions(subject); err != nil || len(versions) != 2 {
+		t.Fatalf("versions %v %v, want 2", versions, err)
+	}
+	// With the closed content model, a reader without "old" would reject
+	// old documents carrying it: the registry refuses the removal.
+	rm := item("color")
+	if _, err := c.FromConnect(topic, rm, data.NewStruct(rm).MustPut("id", "x")); !errors.As(err, new(*data.Error)) {
+		t.Fatalf("removing a field: got %v, want the registry's refusal", err)
+	}
+	bad := data.Build(data.Struct).Name("shop.Item").Field("id", data.PrimitiveSchema(data.Int64)).MustSchema()
+	_, err := c.FromConnect(topic, bad, data.NewStruct(bad).MustPut("id", int64(1)))
+	if !errors.As(err, new(*data.Error)) || !strings.Contains(strings.ToLower(err.Error()), "incompatible") {
+		t.Fatalf("changing id to an integer: got %v, want the registry's refusal", err)
+	}
+	t.Logf("registry refused: %v", err)
 }
