@@ -1,8 +1,9 @@
 // Package schemaregistry holds the Schema Registry converters under Kafka
-// Connect's class names: io.confluent.connect.avro.AvroConverter and
+// Connect's class names: io.confluent.connect.avro.AvroConverter,
+// io.confluent.connect.protobuf.ProtobufConverter and
 // io.confluent.connect.json.JsonSchemaConverter. They frame every key or
-// value in the Confluent wire format (magic byte 0, the 4-byte schema id)
-// and register or look up schemas in a Confluent-compatible registry,
+// value in the Confluent wire format (magic byte 0, the 4-byte schema id,
+// for Protobuf the message indexes) and register or look up schemas in a Confluent-compatible registry,
 // through confluent-kafka-go's schemaregistry client and serde packages:
 // this package maps framework/data schemas and values to and from what
 // those serializers take, and never encodes the wire format by hand.
