@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/avrov2"
+	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/jsonschema"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	"github.com/hamba/avro/v2"
 	"github.com/jhump/protoreflect/desc/protoparse"
@@ -418,4 +420,97 @@ message Item {
 			}
 		}
 	}
+}
+
+// TestJSONSchemaThroughWorker: documents written by confluent-kafka-go's
+// jsonschema serializer reach a sink as structs; TestSource's order
+// structs written with JsonSchemaConverter are read by confluent's
+// jsonschema deserializer, logical types in their JSON forms.
+func TestJSONSchemaThroughWorker(t *testing.T) {
+	url := registrytest.URL(t)
+	type item struct {
+		ID    string   `json:"id"`
+		Sizes []int64  `json:"sizes"`
+		Note  *string  `json:"note,omitempty"`
+		Ratio float64  `json:"ratio"`
+		Tags  []string `json:"tags"`
+	}
+	t.Run("sink", func(t *testing.T) {
+		topic := srTopic(t)
+		ser, err := jsonschema.NewSerializer(registrytest.Client(t), serde.ValueSerde, jsonschema.NewSerializerConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var values [][]byte
+		for i := range 3 {
+			b, err := ser.Serialize(topic, &item{ID: fmt.Sprintf("i-%d", i), Sizes: []int64{int64(i) << 55}, Ratio: 0.5, Tags: []string{"x"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			values = append(values, b)
+		}
+		produceValues(t, topic, values)
+		e := newEnv(t)
+		w, st := e.start(e.config(false))
+		name := kafkatest.UniqueName(t, "s")
+		file := filepath.Join(t.TempDir(), "applied.tsv")
+		props := srSinkProps(topic, file, url)
+		props["value.converter"] = "io.confluent.connect.json.JsonSchemaConverter"
+		e.run(w, name, props)
+		st.waitFor(t, name+"-0", worker.StateRunning, 30*time.Second)
+		waitCommittedTo(t, name, topic, 1, len(values), time.Minute)
+		lines := appliedLines(t, file)
+		if len(lines) != 3 {
+			t.Fatalf("applied %d records, want 3: %q", len(lines), lines)
+		}
+		for i, l := range lines {
+			for _, w := range []string{fmt.Sprintf("id=i-%d", i), fmt.Sprintf("sizes=[%d]", int64(i)<<55), "ratio=0.5"} {
+				if !strings.Contains(l, w) {
+					t.Errorf("record %d %q lacks %q", i, l, w)
+				}
+			}
+		}
+	})
+	t.Run("source", func(t *testing.T) {
+		topic := srTopic(t)
+		e := newEnv(t)
+		w, st := e.start(e.config(false))
+		name := kafkatest.UniqueName(t, "src")
+		const n = 4
+		e.run(w, name, map[string]string{
+			"connector.class": "TestSource", "tasks.max": "1", "topic": topic, "count": fmt.Sprint(n), "value.schema": "order",
+			"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
+			"value.converter": "io.confluent.connect.json.JsonSchemaConverter", "value.converter.schema.registry.url": url,
+		})
+		var msgs []*kafka.Message
+		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
+			msgs = kafkatest.ReadAll(t, topic, kafkatest.ReadCommitted, 200*time.Millisecond, 30*time.Second)
+			return len(msgs) >= n, fmt.Sprintf("%d of %d records; status %s", len(msgs), n, st.String())
+		})
+		de, err := jsonschema.NewDeserializer(registrytest.Client(t), serde.ValueSerde, jsonschema.NewDeserializerConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs[:n] {
+			var o struct {
+				Seq   int64            `json:"seq"`
+				Total json.Number      `json:"total"`
+				Day   int32            `json:"day"`
+				At    int32            `json:"at"`
+				TS    int64            `json:"ts"`
+				Note  *string          `json:"note"`
+				Tags  []string         `json:"tags"`
+				Stock map[string]int32 `json:"stock"`
+			}
+			if err := de.DeserializeInto(topic, m.Value, &o); err != nil {
+				t.Fatalf("confluent deserializer: %v", err)
+			}
+			seq := o.Seq
+			if o.Total.String() != new(big.Rat).SetFrac64(seq*100+25, 100).FloatString(2) || o.Day != int32(20000+seq) ||
+				o.At != int32(seq*1000+7) || o.TS != 1764720000000+seq || (o.Note != nil) != (seq%2 == 0) ||
+				len(o.Tags) != 1 || o.Stock["s"] != int32(seq) {
+				t.Errorf("seq %d read as %+v", seq, o)
+			}
+		}
+	})
 }

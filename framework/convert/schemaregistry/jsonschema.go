@@ -500,8 +500,12 @@ func fromJSONSchemaAt(root, js map[string]any, optional bool, depth int) (*data.
 			}
 			return 1
 		})
+		// With a "required" list, the properties it leaves out may be
+		// absent: optional in Connect. (Schemas the converter writes have
+		// no list; their optional fields say so with oneOf null.)
+		rs, hasRequired := js["required"].([]any)
 		required := map[string]bool{}
-		if rs, ok := js["required"].([]any); ok {
+		if hasRequired {
 			for _, r := range rs {
 				if s, ok := r.(string); ok {
 					required[s] = true
@@ -513,7 +517,7 @@ func fromJSONSchemaAt(root, js map[string]any, optional bool, depth int) (*data.
 			b.Name(title)
 		}
 		for _, n := range names {
-			fs, err := fromJSONSchemaAt(root, asMap(props[n]), false, depth+1)
+			fs, err := fromJSONSchemaAt(root, asMap(props[n]), hasRequired && !required[n], depth+1)
 			if err != nil {
 				return nil, err
 			}
