@@ -8,6 +8,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/avrov2"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	"github.com/hamba/avro/v2"
+	//lint:ignore SA1019 confluent-kafka-go's protobuf serde parses registry schemas with jhump/protoreflect; parsing them the same way keeps the descriptors identical to its own
 	"github.com/jhump/protoreflect/desc/protoparse"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/dynamicpb"

@@ -13,7 +13,9 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/confluent"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
+	//lint:ignore SA1019 confluent-kafka-go's protobuf serde parses registry schemas with jhump/protoreflect; parsing them the same way keeps the descriptors identical to its own
 	"github.com/jhump/protoreflect/desc"
+	//lint:ignore SA1019 confluent-kafka-go's protobuf serde parses registry schemas with jhump/protoreflect; parsing them the same way keeps the descriptors identical to its own
 	"github.com/jhump/protoreflect/desc/protoparse"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
