@@ -233,11 +233,23 @@ func (it versionItem) isNull() bool {
 // compare orders two items; a missing item is compared as null (0 or the
 // release qualifier).
 func compareItems(a, b *versionItem) int {
-	null := versionItem{num: new(big.Int), isNum: true}
+	// A missing item is 0 against a number and the release qualifier
+	// against a qualifier, as in Maven (1.0-sp1 > 1.0 > 1.0-rc1).
+	if a == nil && b == nil {
+		return 0
+	}
 	if a == nil {
+		null := versionItem{num: new(big.Int), isNum: true}
+		if !b.isNum {
+			null = versionItem{}
+		}
 		a = &null
 	}
 	if b == nil {
+		null := versionItem{num: new(big.Int), isNum: true}
+		if !a.isNum {
+			null = versionItem{}
+		}
 		b = &null
 	}
 	switch {
