@@ -97,22 +97,31 @@ func pluginCommand() *command {
 				},
 			},
 			{
-				name: "remove", usage: "[--plugin-path DIR] <class>",
-				summary: "remove an installed plugin (manifest and binary)",
+				name: "remove", usage: "[--plugin-path DIR] <class> [version]",
+				summary: "remove an installed plugin (manifest and binary): one version, or every version of the class",
 				flags:   pathFlag,
 				run: func(_ context.Context, env *cliEnv, _ *flag.FlagSet, args []string) error {
-					if len(args) != 1 {
-						return usageError("plugin remove needs exactly one connector class")
+					if len(args) != 1 && len(args) != 2 {
+						return usageError("plugin remove needs a connector class and optionally one of its versions")
 					}
 					cat, err := open()
 					if err != nil {
 						return err
 					}
-					if err := cat.Remove(args[0]); err != nil {
-						if errors.Is(err, host.ErrUnknownPlugin) {
+					if len(args) == 2 {
+						err = cat.RemoveVersion(args[0], args[1])
+					} else {
+						err = cat.Remove(args[0])
+					}
+					if err != nil {
+						if errors.Is(err, host.ErrUnknownPlugin) || errors.Is(err, host.ErrNoMatchingVersion) {
 							return &exitError{code: exitNotFound, msg: err.Error()}
 						}
 						return err
+					}
+					if len(args) == 2 {
+						fmt.Fprintf(env.stdout, "removed %s %s\n", args[0], args[1])
+						return nil
 					}
 					fmt.Fprintf(env.stdout, "removed %s\n", args[0])
 					return nil

@@ -12,8 +12,9 @@ import (
 	"github.com/connectd/connectd/framework/sdk"
 )
 
-// Version of the connector.
-const Version = "0.1.0"
+// Version of the connector: a variable so that a build can set it with
+// -ldflags -X (tests install two versions side by side this way).
+var Version = "0.1.0"
 
 // Config keys.
 const (

@@ -195,6 +195,9 @@ func (h *Herder) validate(ctx context.Context, props map[string]string) (configd
 	if err != nil {
 		return configdef.ValidationResult{}, &BadRequestError{Msg: err.Error()}
 	}
+	if err := h.checkConverterVersions(resolved); err != nil {
+		return configdef.ValidationResult{}, err
+	}
 	res, err := h.rt.Validate(ctx, resolved)
 	if err != nil {
 		// A config the worker refuses outright (no such plugin, a plugin
@@ -206,7 +209,9 @@ func (h *Herder) validate(ctx context.Context, props map[string]string) (configd
 		}
 		return configdef.ValidationResult{}, err
 	}
-	return restoreRawValues(res, props, resolved), nil
+	res = restoreRawValues(res, props, resolved)
+	h.addVersionKeys(&res, props)
+	return res, nil
 }
 
 // renderProps renders a config like Java's Map.toString, as Kafka's error
@@ -357,7 +362,7 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (api.Connecto
 	cfg, _ := snap.ConnectorConfig(name)
 	out := api.ConnectorStateInfo{
 		Name:      name,
-		Connector: api.ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace},
+		Connector: api.ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace, Version: st.Version},
 		Tasks:     []api.TaskState{},
 		Type:      h.connectorType(cfg),
 	}
@@ -368,7 +373,7 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (api.Connecto
 		if !ok {
 			ts = unassignedStatus(snap, assignment.Item{Connector: name, Task: i})
 		}
-		out.Tasks = append(out.Tasks, api.TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
+		out.Tasks = append(out.Tasks, api.TaskState{ID: i, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace, Version: ts.Version})
 	}
 	return out, nil
 }
@@ -402,7 +407,7 @@ func (h *Herder) TaskStatus(ctx context.Context, id api.ConnectorTaskID) (api.Ta
 	if !ok {
 		st = unassignedStatus(snap, id)
 	}
-	return api.TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace}, nil
+	return api.TaskState{ID: id.Task, State: st.State, WorkerID: st.WorkerID, Trace: st.Trace, Version: st.Version}, nil
 }
 
 // RestartConnector restarts a connector and, with includeTasks, its tasks

@@ -20,7 +20,7 @@ func (h *Herder) ConnectorState(name string, s State, trace string) {
 	if !h.reportable(it, string(s)) {
 		return
 	}
-	h.statuses.putConnector(name, h.local.status(string(s), h.scrub(name, trace)))
+	h.statuses.putConnector(name, h.withVersion(name, h.local.status(string(s), h.scrub(name, trace))))
 }
 
 // TaskState records a task's state.
@@ -29,7 +29,7 @@ func (h *Herder) TaskState(id TaskID, s State, trace string) {
 	if !h.reportable(it, string(s)) {
 		return
 	}
-	h.statuses.putTask(it, h.local.status(string(s), h.scrub(it.Connector, trace)))
+	h.statuses.putTask(it, h.withVersion(it.Connector, h.local.status(string(s), h.scrub(it.Connector, trace))))
 }
 
 // TopicActive records that a task produced to or consumed from a topic
@@ -42,6 +42,21 @@ func (h *Herder) TopicActive(id TaskID, topic string) {
 		return
 	}
 	h.statuses.putTopic(id.Connector, id.Task, topic)
+}
+
+// pluginVersioner is implemented by runtimes that know which plugin version
+// a connector's process runs (*worker.Worker does).
+type pluginVersioner interface {
+	PluginVersion(connector string) string
+}
+
+// withVersion stamps a status with the plugin version the connector runs
+// on this worker, so that the status topic tells every worker (KIP-891).
+func (h *Herder) withVersion(connector string, st Status) Status {
+	if pv, ok := h.rt.(pluginVersioner); ok {
+		st.Version = pv.PluginVersion(connector)
+	}
+	return st
 }
 
 func (h *Herder) reportable(it assignment.Item, state string) bool {

@@ -18,6 +18,7 @@ import (
 type Catalog interface {
 	List() ([]host.Manifest, error)
 	Lookup(class string) (host.Manifest, error)
+	LookupVersion(class string, r host.VersionRange) (host.Manifest, error)
 }
 
 // connectorType looks the connector's class up in the plugin catalog.
@@ -83,10 +84,18 @@ func (h *Herder) Plugins(ctx context.Context, connectorsOnly bool) ([]api.Plugin
 
 // PluginConfig is GET /connector-plugins/{p}/config: the plugin's own
 // configuration keys (a connector's from its installed manifest, without
-// running it).
-func (h *Herder) PluginConfig(ctx context.Context, class string) ([]configdef.KeyInfo, error) {
+// running it). version (?version=, KIP-891) chooses one of the installed
+// versions as connector.plugin.version does; empty is the highest.
+func (h *Herder) PluginConfig(ctx context.Context, class, version string) ([]configdef.KeyInfo, error) {
+	r, err := host.ParseVersionRange(version)
+	if err != nil {
+		return nil, &BadRequestError{Msg: fmt.Sprintf("Invalid version range for %s: %v", class, err)}
+	}
 	if h.cfg.Plugins != nil {
-		m, err := h.cfg.Plugins.Lookup(class)
+		m, err := h.cfg.Plugins.LookupVersion(class, r)
+		if errors.Is(err, host.ErrNoMatchingVersion) {
+			return nil, &BadRequestError{Msg: err.Error()}
+		}
 		if err == nil {
 			if m.Config == nil {
 				return []configdef.KeyInfo{}, nil
@@ -95,6 +104,11 @@ func (h *Herder) PluginConfig(ctx context.Context, class string) ([]configdef.Ke
 		}
 		if !errors.Is(err, host.ErrUnknownPlugin) {
 			return nil, err
+		}
+	}
+	if !r.Contains(h.cfg.Version) {
+		if _, ok := builtinPlugin(class); ok {
+			return nil, &BadRequestError{Msg: fmt.Sprintf("Plugin %s not found that matches the version range %s, available versions: %s", class, r, h.cfg.Version)}
 		}
 	}
 	if t, ok := transform.LookupTransformation(class); ok {
@@ -107,4 +121,19 @@ func (h *Herder) PluginConfig(ctx context.Context, class string) ([]configdef.Ke
 		return c.Def().Infos(), nil
 	}
 	return nil, &NotFoundError{Msg: fmt.Sprintf("Unknown plugin %s.", class)}
+}
+
+// builtinPlugin reports whether class is a built-in transformation,
+// predicate or converter (their version is the worker's).
+func builtinPlugin(class string) (string, bool) {
+	if _, ok := transform.LookupTransformation(class); ok {
+		return pluginTransformation, true
+	}
+	if _, ok := transform.LookupPredicate(class); ok {
+		return pluginPredicate, true
+	}
+	if _, ok := convert.Lookup(class); ok {
+		return pluginConverter, true
+	}
+	return "", false
 }

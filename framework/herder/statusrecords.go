@@ -29,6 +29,9 @@ type statusValue struct {
 	Trace      *string `json:"trace"`
 	WorkerID   string  `json:"worker_id"`
 	Generation int32   `json:"generation"`
+	// Version is the running plugin's version, as Kafka Connect 4.1
+	// writes it, so that every worker reports it.
+	Version string `json:"version,omitempty"`
 }
 
 // topicStatusValue is the value of status-topic-* records (KIP-558).

@@ -23,6 +23,9 @@ type Status struct {
 	Trace      string
 	WorkerID   string
 	Generation int32
+	// Version is the plugin version the connector or task runs (KIP-891;
+	// empty when it never loaded one).
+	Version string
 }
 
 // statusStore reads the status topic into memory and writes this worker's
@@ -183,7 +186,7 @@ func (s *statusStore) decode(key string, value []byte) (*Status, bool) {
 		s.log.Warn("skipping malformed status record", "key", key, "err", err)
 		return nil, false
 	}
-	st := Status{State: v.State, WorkerID: v.WorkerID, Generation: v.Generation}
+	st := Status{State: v.State, WorkerID: v.WorkerID, Generation: v.Generation, Version: v.Version}
 	if v.Trace != nil {
 		st.Trace = *v.Trace
 	}
@@ -325,7 +328,7 @@ func (s *statusStore) send(key string, value []byte) {
 }
 
 func encodeStatus(st Status) []byte {
-	v := statusValue{State: st.State, WorkerID: st.WorkerID, Generation: st.Generation}
+	v := statusValue{State: st.State, WorkerID: st.WorkerID, Generation: st.Generation, Version: st.Version}
 	if st.Trace != "" {
 		v.Trace = &st.Trace
 	}

@@ -523,7 +523,7 @@ func (s *Server) listPlugins(ctx context.Context, rq *request) (*reply, error) {
 }
 
 func (s *Server) getPluginConfig(ctx context.Context, rq *request) (*reply, error) {
-	keys, err := s.h.PluginConfig(ctx, rq.params["plugin"])
+	keys, err := s.h.PluginConfig(ctx, rq.params["plugin"], rq.query.Get("version"))
 	if err != nil {
 		return nil, err
 	}

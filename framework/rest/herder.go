@@ -40,7 +40,7 @@ type Herder interface {
 	AlterOffsets(ctx context.Context, name string, offsets api.ConnectorOffsets) (msg string, err error)
 	ResetOffsets(ctx context.Context, name string) (msg string, err error)
 	Plugins(ctx context.Context, connectorsOnly bool) ([]api.PluginInfo, error)
-	PluginConfig(ctx context.Context, class string) ([]configdef.KeyInfo, error)
+	PluginConfig(ctx context.Context, class, version string) ([]configdef.KeyInfo, error)
 	ValidateConfig(ctx context.Context, class string, props map[string]string) (configdef.ValidationResult, error)
 	// PutTaskConfigs and FenceZombies back the internal (inter-worker,
 	// signed) endpoints POST /connectors/{c}/tasks and PUT /connectors/{c}/fence.

@@ -116,7 +116,7 @@ func (c *connectorRuntime) launch(ctx context.Context) (err error) {
 			c.w.metrics.connectorStartups.WithLabelValues("failure").Inc()
 		}
 	}()
-	p, _, release, err := c.w.acquireProcess(ctx, c.name, c.props["connector.class"])
+	p, _, release, err := c.w.acquireProcess(ctx, c.name, c.props)
 	if err != nil {
 		return err
 	}

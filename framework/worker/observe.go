@@ -91,7 +91,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.connState, prometheus.GaugeValue, v, name, string(st))
 		}
 		mi := c.manifest(class)
-		ch <- prometheus.MustNewConstMetric(c.connInfo, prometheus.GaugeValue, 1, name, class, mi.typ, mi.version)
+		version := mi.version
+		if e := procs[name]; e != nil {
+			// Several versions may be installed: the label names the
+			// one running.
+			if p := e.current.Load(); p != nil {
+				version = p.Manifest().Version
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(c.connInfo, prometheus.GaugeValue, 1, name, class, mi.typ, version)
 	}
 	for name, e := range procs {
 		p := e.current.Load()

@@ -196,7 +196,7 @@ func (r *sinkRunner) run(ctx context.Context, ctl *taskControl) error {
 		// librdkafka's statistics.
 		cm["statistics.interval.ms"] = defaultStatsInterval
 	}
-	p, _, release, err := r.w.acquireProcess(ctx, r.id.Connector, r.props["connector.class"])
+	p, _, release, err := r.w.acquireProcess(ctx, r.id.Connector, r.props)
 	if err != nil {
 		return err
 	}

@@ -278,7 +278,7 @@ type session struct {
 }
 
 func (r *sourceRunner) startSession(ctx context.Context, committed *offsetSet) (*session, error) {
-	p, _, release, err := r.w.acquireProcess(ctx, r.id.Connector, r.props["connector.class"])
+	p, _, release, err := r.w.acquireProcess(ctx, r.id.Connector, r.props)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,10 +130,10 @@ type procEntry struct {
 
 // acquireProcess returns the connector's running plugin process, launching
 // it (again, after a crash) when needed. release must be called once.
-func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*host.Process, host.Manifest, func(), error) {
-	m, err := w.cfg.Plugins.Lookup(class)
+func (w *Worker) acquireProcess(ctx context.Context, connector string, props map[string]string) (*host.Process, host.Manifest, func(), error) {
+	m, err := w.lookupPlugin(props)
 	if err != nil {
-		return nil, host.Manifest{}, nil, fmt.Errorf("connector.class %q: %w", class, err)
+		return nil, host.Manifest{}, nil, err
 	}
 	w.mu.Lock()
 	if w.closed {
@@ -212,6 +213,48 @@ func (w *Worker) acquireProcess(ctx context.Context, connector, class string) (*
 	return p, m, release, nil
 }
 
+// ConnectorPluginVersionKey chooses the version of the connector's plugin
+// (KIP-891): a version, a Maven version range, or empty or "latest" for
+// the highest installed one.
+const ConnectorPluginVersionKey = "connector.plugin.version"
+
+// lookupPlugin returns the installed plugin a connector config asks for:
+// its connector.class at the highest version that satisfies
+// connector.plugin.version. A version no installed one satisfies, or a
+// range that does not parse, is a *ConfigError on that key.
+func (w *Worker) lookupPlugin(props map[string]string) (host.Manifest, error) {
+	class := strings.TrimSpace(props["connector.class"])
+	r, err := host.ParseVersionRange(props[ConnectorPluginVersionKey])
+	if err != nil {
+		return host.Manifest{}, &ConfigError{Key: ConnectorPluginVersionKey,
+			Message: fmt.Sprintf("Invalid version range for %s: %v", class, err)}
+	}
+	m, err := w.cfg.Plugins.LookupVersion(class, r)
+	if errors.Is(err, host.ErrNoMatchingVersion) {
+		return host.Manifest{}, &ConfigError{Key: ConnectorPluginVersionKey, Message: err.Error()}
+	}
+	if err != nil {
+		return host.Manifest{}, fmt.Errorf("connector.class %q: %w", class, err)
+	}
+	return m, nil
+}
+
+// PluginVersion is the version of the plugin the connector's process on
+// this worker runs ("" when none has been launched): what its status
+// reports.
+func (w *Worker) PluginVersion(connector string) string {
+	w.mu.Lock()
+	e := w.procs[connector]
+	w.mu.Unlock()
+	if e == nil {
+		return ""
+	}
+	if p := e.current.Load(); p != nil {
+		return p.Manifest().Version
+	}
+	return ""
+}
+
 // reserveProcess takes a plugin-process slot if one is free.
 func (w *Worker) reserveProcess() bool {
 	for {
@@ -242,8 +285,12 @@ func (w *Worker) Validate(ctx context.Context, props map[string]string) (configd
 	if class == "" {
 		return configdef.ValidationResult{}, &ConfigError{Key: "connector.class", Message: "missing required configuration \"connector.class\" which has no default value"}
 	}
-	m, err := w.cfg.Plugins.Lookup(class)
+	m, err := w.lookupPlugin(props)
 	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			return configdef.ValidationResult{}, ce
+		}
 		return configdef.ValidationResult{}, &ConfigError{Key: "connector.class", Message: err.Error()}
 	}
 	opts := w.cfg.PluginLaunch
@@ -536,9 +583,9 @@ func (w *Worker) Close(ctx context.Context) error {
 // and the worker's exactly-once setting.
 func (w *Worker) newRunner(t *taskRuntime) (runner, error) {
 	class := t.connProps["connector.class"]
-	m, err := w.cfg.Plugins.Lookup(class)
+	m, err := w.lookupPlugin(t.connProps)
 	if err != nil {
-		return nil, fmt.Errorf("connector.class %q: %w", class, err)
+		return nil, err
 	}
 	t.tm.forKind(m.Type)
 	switch m.Type {

@@ -32,6 +32,8 @@ type Manifest struct {
 	Config           []configdef.KeyInfo `json:"config"`
 	// Dir is the plugin.path directory holding the manifest (not stored).
 	Dir string `json:"-"`
+	// file is the manifest's file name in Dir.
+	file string
 }
 
 // Path is the binary's path.
@@ -152,17 +154,22 @@ func (c *Catalog) InstallWith(ctx context.Context, binaryPath string, opts Insta
 	if err := checkClass(spec.Class); err != nil {
 		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
 	}
+	if err := checkVersion(spec.Version); err != nil {
+		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
+	}
 	m := Manifest{
-		Name: spec.Class, Version: spec.Version, Type: spec.Type, Binary: probe.Binary,
+		Name: spec.Class, Version: spec.Version, Type: spec.Type, Binary: versionedName(probe.Binary, spec.Version),
 		SHA256: sum, ProtocolVersions: versions, Summary: spec.Summary,
 		Config: spec.Config, Dir: c.dirs[0],
 	}
 	// Another class must not own a binary of the same file name.
-	if others, err := c.list(c.dirs[0]); err == nil {
-		for _, o := range others {
-			if o.Binary == m.Binary && o.Name != m.Name {
-				return Manifest{}, fmt.Errorf("install %s: file name %q is already used by plugin %s; rename the binary", binaryPath, m.Binary, o.Name)
-			}
+	others, err := c.list(c.dirs[0])
+	if err != nil {
+		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
+	}
+	for _, o := range others {
+		if o.Binary == m.Binary && o.Name != m.Name {
+			return Manifest{}, fmt.Errorf("install %s: file name %q is already used by plugin %s; rename the binary", binaryPath, m.Binary, o.Name)
 		}
 	}
 	if filepath.Clean(abs) != filepath.Clean(m.Path()) {
@@ -178,16 +185,50 @@ func (c *Catalog) InstallWith(ctx context.Context, binaryPath string, opts Insta
 	if err != nil {
 		return Manifest{}, err
 	}
-	if err := writeFileAtomic(filepath.Join(c.dirs[0], m.Name+".json"), append(data, '\n'), 0o644); err != nil {
+	if err := writeFileAtomic(filepath.Join(c.dirs[0], manifestName(m.Name, m.Version)), append(data, '\n'), 0o644); err != nil {
 		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, err)
+	}
+	// The same version installed before versions were kept side by side
+	// (as <class>.json) is replaced by this one.
+	for _, o := range others {
+		if o.Name == m.Name && o.Version == m.Version && o.file != manifestName(m.Name, m.Version) {
+			_ = os.Remove(filepath.Join(o.Dir, o.file))
+			if o.Binary != m.Binary {
+				_ = os.Remove(o.Path())
+			}
+		}
 	}
 	return m, nil
 }
 
-// List returns every installed plugin, the first directory's first when a
-// class is installed twice (later ones are shadowed and not listed).
+// manifestName is the manifest file of one version of a class. Versions
+// of a class live side by side (KIP-891), each with its own manifest and
+// binary; a plugin without a version keeps the plain <class>.json.
+func manifestName(class, version string) string {
+	return versionedName(class, version) + ".json"
+}
+
+func versionedName(name, version string) string {
+	if version == "" {
+		return name
+	}
+	return name + "@" + version
+}
+
+// checkVersion keeps versions usable in file names.
+func checkVersion(v string) error {
+	if v != strings.TrimSpace(v) || strings.HasPrefix(v, ".") || strings.ContainsAny(v, "/\\@ ") || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 }) {
+		return fmt.Errorf("plugin version %q cannot be installed: it must not contain /, \\, @, spaces or start with a dot", v)
+	}
+	return nil
+}
+
+// List returns every installed plugin version, ordered by class and then
+// version. A version of a class installed in two directories is listed
+// once, from the first (the later copy is shadowed).
 func (c *Catalog) List() ([]Manifest, error) {
-	seen := map[string]bool{}
+	type key struct{ name, version string }
+	seen := map[key]bool{}
 	var out []Manifest
 	for _, d := range c.dirs {
 		ms, err := c.list(d)
@@ -195,13 +236,19 @@ func (c *Catalog) List() ([]Manifest, error) {
 			return nil, err
 		}
 		for _, m := range ms {
-			if !seen[m.Name] {
-				seen[m.Name] = true
+			k := key{m.Name, m.Version}
+			if !seen[k] {
+				seen[k] = true
 				out = append(out, m)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Manifest) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b Manifest) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return CompareVersions(a.Version, b.Version)
+	})
 	return out, nil
 }
 
@@ -239,37 +286,110 @@ func readManifest(path string) (Manifest, error) {
 	if m.Name == "" || m.Binary == "" || len(m.SHA256) != 64 || filepath.Base(m.Binary) != m.Binary {
 		return Manifest{}, fmt.Errorf("plugin catalog: manifest %s: needs name, a plain binary file name and a hex sha256", path)
 	}
-	m.Dir = filepath.Dir(path)
+	m.Dir, m.file = filepath.Dir(path), filepath.Base(path)
 	return m, nil
 }
 
-// Lookup returns the manifest of class; errors.Is(err, ErrUnknownPlugin)
-// when none is installed.
+// Lookup returns the manifest of the highest installed version of class;
+// errors.Is(err, ErrUnknownPlugin) when none is installed.
 func (c *Catalog) Lookup(class string) (Manifest, error) {
-	if checkClass(class) != nil {
-		return Manifest{}, fmt.Errorf("%w: %q", ErrUnknownPlugin, class)
-	}
-	for _, d := range c.dirs {
-		p := filepath.Join(d, class+".json")
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		return readManifest(p)
-	}
-	return Manifest{}, fmt.Errorf("%w: no plugin with class %q in plugin.path %s", ErrUnknownPlugin, class, strings.Join(c.dirs, ":"))
+	return c.LookupVersion(class, VersionRange{})
 }
 
-// Remove deletes an installed plugin's manifest and binary.
+// Versions returns the installed versions of class, lowest first
+// (ErrUnknownPlugin when there is none).
+func (c *Catalog) Versions(class string) ([]Manifest, error) {
+	if checkClass(class) != nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownPlugin, class)
+	}
+	all, err := c.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []Manifest
+	for _, m := range all {
+		if m.Name == class {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no plugin with class %q in plugin.path %s", ErrUnknownPlugin, class, strings.Join(c.dirs, ":"))
+	}
+	return out, nil
+}
+
+// VersionError is a version requirement that no installed version of a
+// class satisfies; it names the versions that are installed.
+type VersionError struct {
+	Class     string
+	Range     string   // as given
+	Installed []string // lowest first
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("Plugin %s not found that matches the version range %s, available versions: %s",
+		e.Class, e.Range, strings.Join(e.Installed, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrNoMatchingVersion) true.
+func (e *VersionError) Unwrap() error { return ErrNoMatchingVersion }
+
+// LookupVersion returns the manifest of the highest installed version of
+// class that satisfies r: ErrUnknownPlugin when the class is not
+// installed, a *VersionError (ErrNoMatchingVersion) when no version fits.
+func (c *Catalog) LookupVersion(class string, r VersionRange) (Manifest, error) {
+	ms, err := c.Versions(class)
+	if err != nil {
+		return Manifest{}, err
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		if r.Contains(ms[i].Version) {
+			return ms[i], nil
+		}
+	}
+	installed := make([]string, len(ms))
+	for i, m := range ms {
+		installed[i] = m.Version
+	}
+	return Manifest{}, &VersionError{Class: class, Range: r.String(), Installed: installed}
+}
+
+// Remove deletes every installed version of class.
 func (c *Catalog) Remove(class string) error {
-	m, err := c.Lookup(class)
+	ms, err := c.Versions(class)
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(m.Dir, m.Name+".json")); err != nil {
-		return fmt.Errorf("remove plugin %s: %w", class, err)
+	for _, m := range ms {
+		if err := c.remove(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemoveVersion deletes one installed version of class.
+func (c *Catalog) RemoveVersion(class, version string) error {
+	ms, err := c.Versions(class)
+	if err != nil {
+		return err
+	}
+	var installed []string
+	for _, m := range ms {
+		if m.Version == version {
+			return c.remove(m)
+		}
+		installed = append(installed, m.Version)
+	}
+	return &VersionError{Class: class, Range: "[" + version + "]", Installed: installed}
+}
+
+func (c *Catalog) remove(m Manifest) error {
+	if err := os.Remove(filepath.Join(m.Dir, m.file)); err != nil {
+		return fmt.Errorf("remove plugin %s %s: %w", m.Name, m.Version, err)
 	}
 	if err := os.Remove(m.Path()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove plugin %s: %w", class, err)
+		return fmt.Errorf("remove plugin %s %s: %w", m.Name, m.Version, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 // Package host is the worker's side of the plugin boundary: it keeps the
 // catalog of installed plugins (plugin.path directories, one manifest with
-// a sha256 per binary), launches and verifies plugin processes with
+// a sha256 per binary, several versions of a class side by side and
+// chosen by Maven version range as Kafka Connect's KIP-891 does), launches and verifies plugin processes with
 // go-plugin (SecureConfig checksum at every launch, AutoMTLS, a minimal
 // environment, Pdeathsig, a process group of their own that is killed
 // whole when the handshake times out and when the plugin stops, so that

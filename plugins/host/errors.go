@@ -9,6 +9,9 @@ import (
 var (
 	// ErrUnknownPlugin: no installed plugin has the requested class.
 	ErrUnknownPlugin = errors.New("unknown plugin")
+	// ErrNoMatchingVersion: the class is installed, but no installed
+	// version satisfies the requested version range (see VersionError).
+	ErrNoMatchingVersion = errors.New("no installed plugin version matches")
 	// ErrChecksumMismatch: the binary on disk is not the one that was
 	// installed (its sha256 differs from the manifest's).
 	ErrChecksumMismatch = errors.New("plugin binary checksum mismatch")

@@ -3,6 +3,8 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -719,4 +721,88 @@ func TestPluginGCSettings(t *testing.T) {
 			t.Errorf("plugin environment has %q, want %q", got, tc.want)
 		}
 	}
+}
+
+// TestCatalogVersionsSideBySide: installing a second version of a class
+// keeps the first (KIP-891); lookups choose by version range, a range no
+// installed version satisfies names the installed ones, and versions are
+// removed one at a time or all together.
+func TestCatalogVersionsSideBySide(t *testing.T) {
+	cat, err := host.OpenCatalog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const versionVar = "github.com/connectd/connectd/plugins/internal/testconnectors.Version="
+	for _, v := range []string{"2.0.0", "1.0.0", "1.5.0-rc1"} {
+		m, err := cat.Install(ctxT(t), builder.Build(t, testPlugin, "main.mode=source", versionVar+v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Version != v {
+			t.Fatalf("installed version %q, want %q", m.Version, v)
+		}
+	}
+	// Reinstalling a version replaces it rather than adding one.
+	if _, err := cat.Install(ctxT(t), builder.Build(t, testPlugin, "main.mode=source", versionVar+"1.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	list, err := cat.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range list {
+		got = append(got, m.Version)
+	}
+	if !slices.Equal(got, []string{"1.0.0", "1.5.0-rc1", "2.0.0"}) {
+		t.Fatalf("listed versions %v, want 1.0.0 1.5.0-rc1 2.0.0 (Maven order)", got)
+	}
+	for _, c := range []struct{ spec, want string }{
+		{"", "2.0.0"}, {"latest", "2.0.0"}, {"1.0.0", "1.0.0"}, {"1.0", "1.0.0"},
+		{"[1.0,2.0)", "1.5.0-rc1"}, {"(,1.5]", "1.5.0-rc1"}, {"[1.0,1.5.0-rc1)", "1.0.0"},
+	} {
+		r, err := host.ParseVersionRange(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := cat.LookupVersion("TestSource", r)
+		if err != nil || m.Version != c.want {
+			t.Errorf("LookupVersion(%q) = %q, %v; want %s", c.spec, m.Version, err, c.want)
+			continue
+		}
+		if sum, _ := sha256File(m.Path()); sum != m.SHA256 {
+			t.Errorf("version %s: binary %s does not match its manifest", m.Version, m.Path())
+		}
+	}
+	r, _ := host.ParseVersionRange("[3.0,)")
+	_, err = cat.LookupVersion("TestSource", r)
+	var ve *host.VersionError
+	if !errors.As(err, &ve) || !errors.Is(err, host.ErrNoMatchingVersion) ||
+		!strings.Contains(err.Error(), "available versions: 1.0.0, 1.5.0-rc1, 2.0.0") {
+		t.Fatalf("unsatisfiable range: %v", err)
+	}
+	if err := cat.RemoveVersion("TestSource", "2.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := cat.Lookup("TestSource"); err != nil || m.Version != "1.5.0-rc1" {
+		t.Fatalf("latest after removing 2.0.0: %q %v", m.Version, err)
+	}
+	if err := cat.RemoveVersion("TestSource", "2.0.0"); !errors.Is(err, host.ErrNoMatchingVersion) {
+		t.Fatalf("removing a version twice: %v", err)
+	}
+	if err := cat.Remove("TestSource"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.Lookup("TestSource"); !errors.Is(err, host.ErrUnknownPlugin) {
+		t.Fatalf("lookup after removing every version: %v", err)
+	}
+}
+
+func sha256File(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }

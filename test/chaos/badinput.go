@@ -335,7 +335,12 @@ const tamperedClass = "ChaosTamperedSource"
 // directory under another class, with the original's checksum in its
 // manifest, and then changes the copy's bytes.
 func installTampered(pluginDir, class string) error {
-	mf, err := os.ReadFile(filepath.Join(pluginDir, class+".json"))
+	// Each installed version has its own manifest, <class>@<version>.json.
+	ms, err := filepath.Glob(filepath.Join(pluginDir, class+"@*.json"))
+	if err != nil || len(ms) == 0 {
+		return fmt.Errorf("no manifest of %s in %s (%v)", class, pluginDir, err)
+	}
+	mf, err := os.ReadFile(ms[0])
 	if err != nil {
 		return err
 	}

@@ -85,6 +85,9 @@ func TestRESTParity(t *testing.T) {
 	t.Run("LoggerAtCurrentLevel", p.testLoggerAtCurrentLevel)
 	t.Run("AbsoluteLocation", p.testAbsoluteLocation)
 	t.Run("ValidateTopicCreation", p.testValidateTopicCreation)
+	t.Run("ValidatePluginVersion", p.testValidatePluginVersion)
+	// Last: it restarts the connector.
+	t.Run("StatusVersion", p.testStatusVersion)
 }
 
 // Kafka Connect: {"error_code":415,"message":"HTTP 415 Unsupported Media

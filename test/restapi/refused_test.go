@@ -17,7 +17,7 @@ func TestRefusedConnectorClasses(t *testing.T) {
 	url := c.workers[0].url
 
 	// Tamper with a copy of the datagen plugin under another class.
-	mf, err := os.ReadFile(filepath.Join(c.pluginDir, datagenClass+".json"))
+	mf, err := os.ReadFile(filepath.Join(c.pluginDir, datagenClass+"@"+datagenVersion+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

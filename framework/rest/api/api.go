@@ -45,6 +45,9 @@ type ConnectorState struct {
 	State    string `json:"state"`
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace,omitempty"`
+	// Version is the version of the plugin running it (KIP-891), absent
+	// when none was loaded, as Kafka Connect 4.1 answers.
+	Version string `json:"version,omitempty"`
 }
 
 // TaskState is GET /connectors/{c}/tasks/{t}/status.
@@ -53,6 +56,9 @@ type TaskState struct {
 	State    string `json:"state"`
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace,omitempty"`
+	// Version is the version of the plugin running it (KIP-891), absent
+	// when none was loaded, as Kafka Connect 4.1 answers.
+	Version string `json:"version,omitempty"`
 }
 
 // ConnectorExpanded is one connector of GET

@@ -636,7 +636,7 @@ func pluginKeys(class string) ([]configdef.KeyInfo, error) {
 	}, nil
 }
 
-func (h *Herder) PluginConfig(_ context.Context, class string) ([]configdef.KeyInfo, error) {
+func (h *Herder) PluginConfig(_ context.Context, class, _ string) ([]configdef.KeyInfo, error) {
 	return pluginKeys(class)
 }
 

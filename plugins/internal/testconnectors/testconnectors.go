@@ -45,6 +45,10 @@ const (
 
 // SourceRecordAt is TestSource's record number i: deterministic bytes, a
 // null key for every 7th record, headers on every 3rd, a timestamp.
+// Version is the version both test connectors report; a build sets
+// another with -ldflags -X to install two versions side by side.
+var Version = "1.0.0"
+
 func SourceRecordAt(seed int64, size, bigEvery, i int) (key, value []byte, headers []sdk.Header, ts time.Time) {
 	r := rand.New(rand.NewPCG(uint64(seed), uint64(i)))
 	if i%7 != 0 {
@@ -71,7 +75,7 @@ func SourceRecordAt(seed int64, size, bigEvery, i int) (key, value []byte, heade
 type Source struct{}
 
 func (Source) Spec() sdk.Spec {
-	return sdk.Spec{Class: "TestSource", Version: "1.0.0", Type: sdk.Source, Summary: "boundary test source",
+	return sdk.Spec{Class: "TestSource", Version: Version, Type: sdk.Source, Summary: "boundary test source",
 		DefinesTransactionBoundaries: true,
 		Config: configdef.New().
 			Define(configdef.Key{Name: SrcTopic, Type: configdef.String, Required: true, Importance: configdef.High}).
@@ -229,7 +233,7 @@ const (
 type Sink struct{}
 
 func (Sink) Spec() sdk.Spec {
-	return sdk.Spec{Class: "TestSink", Version: "1.0.0", Type: sdk.Sink, Summary: "boundary test sink",
+	return sdk.Spec{Class: "TestSink", Version: Version, Type: sdk.Sink, Summary: "boundary test sink",
 		Config: configdef.New().
 			Define(configdef.Key{Name: SinkOut, Type: configdef.String, Required: true, Importance: configdef.High}).
 			Define(configdef.Key{Name: SinkSleep, Type: configdef.Int, Default: int32(0), Importance: configdef.Low})}
