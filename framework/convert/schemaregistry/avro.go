@@ -238,25 +238,8 @@ func avroSchemaJSON(s *data.Schema) (string, error) {
 // avroType returns the JSON of the non-null Avro type for s; n numbers
 // unnamed records as Confluent does (ConnectDefault, ConnectDefault2, …).
 func avroType(s *data.Schema, n *int) (any, error) {
-	switch s.Name {
-	case data.DecimalName:
-		scale, err := data.DecimalScale(s)
-		if err != nil {
-			return nil, &data.Error{Msg: err.Error()}
-		}
-		prec := defaultPrecision
-		if p, ok := s.Parameters[precisionParam]; ok {
-			if v, err := strconv.Atoi(p); err == nil {
-				prec = v
-			}
-		}
-		return map[string]any{"type": "bytes", "logicalType": "decimal", "precision": prec, "scale": scale}, nil
-	case data.DateName:
-		return map[string]any{"type": "int", "logicalType": "date"}, nil
-	case data.TimeName:
-		return map[string]any{"type": "int", "logicalType": "time-millis"}, nil
-	case data.TimestampName:
-		return map[string]any{"type": "long", "logicalType": "timestamp-millis"}, nil
+	if t, ok, err := avroLogicalType(s); ok {
+		return t, err
 	}
 	switch s.Type {
 	case data.Int8, data.Int16:
@@ -282,54 +265,100 @@ func avroType(s *data.Schema, n *int) (any, error) {
 		}
 		return map[string]any{"type": "array", "items": it}, nil
 	case data.Map:
-		vt, err := avroField(s.Value, n)
-		if err != nil {
-			return nil, err
-		}
-		if s.Key.Type == data.String && s.Key.Name == "" {
-			return map[string]any{"type": "map", "values": vt}, nil
-		}
-		kt, err := avroField(s.Key, n)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"type": "array", "items": map[string]any{
-			"type": "record", "name": mapEntryName + suffix(n),
-			"fields": []any{map[string]any{"name": "key", "type": kt}, map[string]any{"name": "value", "type": vt}},
-		}}, nil
+		return avroMapType(s, n)
 	case data.Struct:
-		name := s.Name
-		if name == "" {
-			name = defaultRecordName + suffix(n)
-		}
-		fields := make([]any, 0, len(s.Fields))
-		for _, f := range s.Fields {
-			ft, err := avroField(f.Schema, n)
-			if err != nil {
-				return nil, err
-			}
-			af := map[string]any{"name": f.Name, "type": ft}
-			if f.Schema.Optional && f.Schema.Default == nil {
-				af["default"] = nil
-			} else if f.Schema.Default != nil {
-				d, err := avroDefault(f.Schema, f.Schema.Default)
-				if err != nil {
-					return nil, err
-				}
-				af["default"] = d
-			}
-			if f.Schema.Doc != "" {
-				af["doc"] = f.Schema.Doc
-			}
-			fields = append(fields, af)
-		}
-		rec := map[string]any{"type": "record", "name": name, "fields": fields}
-		if s.Doc != "" {
-			rec["doc"] = s.Doc
-		}
-		return rec, nil
+		return avroRecordType(s, n)
 	}
 	return nil, &data.Error{Msg: fmt.Sprintf("AvroConverter cannot map Connect type %s", s.Type.KafkaName())}
+}
+
+// avroLogicalType is the Avro type of the Connect logical types (Decimal,
+// Date, Time, Timestamp); ok is false for any other schema.
+func avroLogicalType(s *data.Schema) (t any, ok bool, err error) {
+	switch s.Name {
+	case data.DecimalName:
+		scale, err := data.DecimalScale(s)
+		if err != nil {
+			return nil, true, &data.Error{Msg: err.Error()}
+		}
+		prec := defaultPrecision
+		if p, ok := s.Parameters[precisionParam]; ok {
+			if v, err := strconv.Atoi(p); err == nil {
+				prec = v
+			}
+		}
+		return map[string]any{"type": "bytes", "logicalType": "decimal", "precision": prec, "scale": scale}, true, nil
+	case data.DateName:
+		return map[string]any{"type": "int", "logicalType": "date"}, true, nil
+	case data.TimeName:
+		return map[string]any{"type": "int", "logicalType": "time-millis"}, true, nil
+	case data.TimestampName:
+		return map[string]any{"type": "long", "logicalType": "timestamp-millis"}, true, nil
+	}
+	return nil, false, nil
+}
+
+// avroMapType is an Avro map for string keys, else an array of MapEntry
+// records.
+func avroMapType(s *data.Schema, n *int) (any, error) {
+	vt, err := avroField(s.Value, n)
+	if err != nil {
+		return nil, err
+	}
+	if s.Key.Type == data.String && s.Key.Name == "" {
+		return map[string]any{"type": "map", "values": vt}, nil
+	}
+	kt, err := avroField(s.Key, n)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"type": "array", "items": map[string]any{
+		"type": "record", "name": mapEntryName + suffix(n),
+		"fields": []any{map[string]any{"name": "key", "type": kt}, map[string]any{"name": "value", "type": vt}},
+	}}, nil
+}
+
+// avroRecordType is the Avro record for a Connect struct.
+func avroRecordType(s *data.Schema, n *int) (any, error) {
+	name := s.Name
+	if name == "" {
+		name = defaultRecordName + suffix(n)
+	}
+	fields := make([]any, 0, len(s.Fields))
+	for _, f := range s.Fields {
+		af, err := avroRecordField(f, n)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, af)
+	}
+	rec := map[string]any{"type": "record", "name": name, "fields": fields}
+	if s.Doc != "" {
+		rec["doc"] = s.Doc
+	}
+	return rec, nil
+}
+
+// avroRecordField is one field of an Avro record: name, type, default, doc.
+func avroRecordField(f data.Field, n *int) (map[string]any, error) {
+	ft, err := avroField(f.Schema, n)
+	if err != nil {
+		return nil, err
+	}
+	af := map[string]any{"name": f.Name, "type": ft}
+	if f.Schema.Optional && f.Schema.Default == nil {
+		af["default"] = nil
+	} else if f.Schema.Default != nil {
+		d, err := avroDefault(f.Schema, f.Schema.Default)
+		if err != nil {
+			return nil, err
+		}
+		af["default"] = d
+	}
+	if f.Schema.Doc != "" {
+		af["doc"] = f.Schema.Doc
+	}
+	return af, nil
 }
 
 // suffix numbers the second and later generated record names.
@@ -580,66 +609,13 @@ func toAvroValue(as avro.Schema, cs *data.Schema, v any) (any, error) {
 	case int16:
 		return int32(x), nil
 	case data.Decimal:
-		scale := x.Scale
-		if d, ok := logicalOf(as).(*avro.DecimalLogicalSchema); ok {
-			scale = int32(d.Scale())
-		}
-		r, err := x.Rescale(scale)
-		if err != nil {
-			return nil, &data.Error{Msg: fmt.Sprintf("decimal %s does not fit scale %d: %v", x, scale, err)}
-		}
-		return r.UnscaledBytes(), nil
+		return toAvroDecimal(as, x)
 	case time.Time:
-		if cs != nil && cs.Name == data.TimeName {
-			ms, err := data.TimeToMillis(x)
-			if err != nil {
-				return nil, &data.Error{Msg: err.Error()}
-			}
-			return time.Duration(ms) * time.Millisecond, nil
-		}
-		if cs != nil && cs.Name == data.DateName {
-			return x.UTC(), nil
-		}
-		return x, nil
+		return toAvroTime(cs, x)
 	case *data.StructValue:
-		rec, ok := as.(*avro.RecordSchema)
-		if !ok {
-			return nil, &data.Error{Msg: fmt.Sprintf("a struct does not fit Avro %s", as.Type())}
-		}
-		out := make(map[string]any, len(rec.Fields()))
-		for _, f := range rec.Fields() {
-			cf, ok := x.Schema().Field(f.Name())
-			if !ok {
-				if f.HasDefault() {
-					continue
-				}
-				return nil, &data.Error{Msg: fmt.Sprintf("the record has no field %q, which the registry's schema requires", f.Name())}
-			}
-			fv, err := x.Get(f.Name())
-			if err != nil {
-				return nil, &data.Error{Msg: err.Error()}
-			}
-			av, err := toAvroValue(f.Type(), cf.Schema, fv)
-			if err != nil {
-				return nil, err
-			}
-			out[f.Name()] = av
-		}
-		return out, nil
+		return toAvroRecord(as, x)
 	case []any:
-		arr, ok := as.(*avro.ArraySchema)
-		if !ok {
-			return nil, &data.Error{Msg: fmt.Sprintf("an array does not fit Avro %s", as.Type())}
-		}
-		out := make([]any, len(x))
-		for i, e := range x {
-			av, err := toAvroValue(arr.Items(), elemSchema(cs), e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = av
-		}
-		return out, nil
+		return toAvroArray(as, cs, x)
 	case map[string]any:
 		return mapToAvro(as, cs, func(yield func(k, v any) error) error {
 			for k, e := range x {
@@ -660,6 +636,81 @@ func toAvroValue(as avro.Schema, cs *data.Schema, v any) (any, error) {
 		})
 	}
 	return v, nil
+}
+
+// toAvroDecimal is a decimal's unscaled bytes at the scale of the Avro
+// schema's decimal logical type (else its own scale).
+func toAvroDecimal(as avro.Schema, x data.Decimal) (any, error) {
+	scale := x.Scale
+	if d, ok := logicalOf(as).(*avro.DecimalLogicalSchema); ok {
+		scale = int32(d.Scale())
+	}
+	r, err := x.Rescale(scale)
+	if err != nil {
+		return nil, &data.Error{Msg: fmt.Sprintf("decimal %s does not fit scale %d: %v", x, scale, err)}
+	}
+	return r.UnscaledBytes(), nil
+}
+
+// toAvroTime is a Time as a duration since midnight, a Date in UTC and
+// any other time (Timestamp) as it is.
+func toAvroTime(cs *data.Schema, x time.Time) (any, error) {
+	if cs != nil && cs.Name == data.TimeName {
+		ms, err := data.TimeToMillis(x)
+		if err != nil {
+			return nil, &data.Error{Msg: err.Error()}
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	if cs != nil && cs.Name == data.DateName {
+		return x.UTC(), nil
+	}
+	return x, nil
+}
+
+// toAvroRecord fills the fields of the Avro record as from the struct x;
+// a field x lacks may be left out only if the record gives it a default.
+func toAvroRecord(as avro.Schema, x *data.StructValue) (any, error) {
+	rec, ok := as.(*avro.RecordSchema)
+	if !ok {
+		return nil, &data.Error{Msg: fmt.Sprintf("a struct does not fit Avro %s", as.Type())}
+	}
+	out := make(map[string]any, len(rec.Fields()))
+	for _, f := range rec.Fields() {
+		cf, ok := x.Schema().Field(f.Name())
+		if !ok {
+			if f.HasDefault() {
+				continue
+			}
+			return nil, &data.Error{Msg: fmt.Sprintf("the record has no field %q, which the registry's schema requires", f.Name())}
+		}
+		fv, err := x.Get(f.Name())
+		if err != nil {
+			return nil, &data.Error{Msg: err.Error()}
+		}
+		av, err := toAvroValue(f.Type(), cf.Schema, fv)
+		if err != nil {
+			return nil, err
+		}
+		out[f.Name()] = av
+	}
+	return out, nil
+}
+
+func toAvroArray(as avro.Schema, cs *data.Schema, x []any) (any, error) {
+	arr, ok := as.(*avro.ArraySchema)
+	if !ok {
+		return nil, &data.Error{Msg: fmt.Sprintf("an array does not fit Avro %s", as.Type())}
+	}
+	out := make([]any, len(x))
+	for i, e := range x {
+		av, err := toAvroValue(arr.Items(), elemSchema(cs), e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = av
+	}
+	return out, nil
 }
 
 func elemSchema(cs *data.Schema) *data.Schema {
@@ -721,182 +772,245 @@ func fromAvroValue(as avro.Schema, cs *data.Schema, v any) (any, error) {
 		return nil, nil
 	}
 	if u, ok := as.(*avro.UnionSchema); ok {
-		if m, ok := v.(map[string]any); ok && len(m) == 1 {
-			for name, inner := range m {
-				for _, t := range u.Types() {
-					if unionName(t) == name {
-						return fromAvroValue(t, cs, inner)
-					}
+		if t, inner, ok := avroUnionBranch(u, v); ok {
+			return fromAvroValue(t, cs, inner)
+		}
+	}
+	// A logical value in a form it does not take falls through to its
+	// underlying type.
+	if out, ok, err := fromAvroLogical(cs, v); ok {
+		return out, err
+	}
+	var (
+		out any
+		ok  bool
+		err error
+	)
+	switch cs.Type {
+	case data.Array:
+		out, ok, err = fromAvroArray(as, cs, v)
+	case data.Map:
+		out, ok, err = fromAvroMap(as, cs, v)
+	case data.Struct:
+		out, ok, err = fromAvroStruct(as, cs, v)
+	default:
+		out, ok = fromAvroScalar(cs.Type, v)
+	}
+	if ok || err != nil {
+		return out, err
+	}
+	return nil, &data.Error{Msg: fmt.Sprintf("Avro value of Go type %T does not fit %s", v, cs)}
+}
+
+// avroUnionBranch picks the branch of union u that v was decoded with: the
+// one its single-key map names, else the first non-null one.
+func avroUnionBranch(u *avro.UnionSchema, v any) (avro.Schema, any, bool) {
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		for name, inner := range m {
+			for _, t := range u.Types() {
+				if unionName(t) == name {
+					return t, inner, true
 				}
 			}
 		}
-		for _, t := range u.Types() {
-			if t.Type() != avro.Null {
-				return fromAvroValue(t, cs, v)
-			}
+	}
+	for _, t := range u.Types() {
+		if t.Type() != avro.Null {
+			return t, v, true
 		}
 	}
+	return nil, nil, false
+}
+
+// fromAvroLogical decodes the Connect logical types (Decimal, Date, Time,
+// Timestamp); ok is false for other schemas and for values in a form the
+// logical type does not take.
+func fromAvroLogical(cs *data.Schema, v any) (out any, ok bool, err error) {
 	switch cs.Name {
 	case data.DecimalName:
-		scale, _ := data.DecimalScale(cs)
-		switch x := v.(type) {
-		case *big.Rat:
-			m := new(big.Rat).Mul(x, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
-			if !m.IsInt() {
-				return nil, &data.Error{Msg: fmt.Sprintf("decimal %s has more digits than scale %d", x.RatString(), scale)}
-			}
-			return data.Decimal{Unscaled: new(big.Int).Set(m.Num()), Scale: scale}, nil
-		case []byte:
-			return data.DecimalFromBytes(x, scale), nil
-		case string:
-			return data.DecimalFromBytes(latin1(x), scale), nil
-		}
+		return fromAvroDecimal(cs, v)
 	case data.DateName:
-		switch x := v.(type) {
-		case time.Time:
-			return x.UTC(), nil
-		default:
-			n, ok := asInt64(v)
-			if ok {
-				return data.DaysToDate(int32(n)), nil
-			}
+		if x, ok := v.(time.Time); ok {
+			return x.UTC(), true, nil
+		}
+		if n, ok := asInt64(v); ok {
+			return data.DaysToDate(int32(n)), true, nil
 		}
 	case data.TimeName:
-		switch x := v.(type) {
-		case time.Duration:
-			return data.MillisToTime(int32(x.Milliseconds())), nil
-		default:
-			if n, ok := asInt64(v); ok {
-				return data.MillisToTime(int32(n)), nil
-			}
+		if x, ok := v.(time.Duration); ok {
+			return data.MillisToTime(int32(x.Milliseconds())), true, nil
+		}
+		if n, ok := asInt64(v); ok {
+			return data.MillisToTime(int32(n)), true, nil
 		}
 	case data.TimestampName:
-		switch x := v.(type) {
-		case time.Time:
-			return x.UTC(), nil
-		default:
-			if n, ok := asInt64(v); ok {
-				return data.MillisToTimestamp(n), nil
-			}
+		if x, ok := v.(time.Time); ok {
+			return x.UTC(), true, nil
+		}
+		if n, ok := asInt64(v); ok {
+			return data.MillisToTimestamp(n), true, nil
 		}
 	}
-	switch cs.Type {
+	return nil, false, nil
+}
+
+// fromAvroDecimal decodes a decimal from hamba's *big.Rat, its unscaled
+// bytes, or a JSON default's code points.
+func fromAvroDecimal(cs *data.Schema, v any) (any, bool, error) {
+	scale, _ := data.DecimalScale(cs)
+	switch x := v.(type) {
+	case *big.Rat:
+		m := new(big.Rat).Mul(x, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
+		if !m.IsInt() {
+			return nil, true, &data.Error{Msg: fmt.Sprintf("decimal %s has more digits than scale %d", x.RatString(), scale)}
+		}
+		return data.Decimal{Unscaled: new(big.Int).Set(m.Num()), Scale: scale}, true, nil
+	case []byte:
+		return data.DecimalFromBytes(x, scale), true, nil
+	case string:
+		return data.DecimalFromBytes(latin1(x), scale), true, nil
+	}
+	return nil, false, nil
+}
+
+// fromAvroScalar converts a decoded primitive to Connect type t; ok is
+// false if v does not fit it.
+func fromAvroScalar(t data.Type, v any) (any, bool) {
+	switch t {
 	case data.Int8, data.Int16, data.Int32, data.Int64:
-		n, ok := asInt64(v)
-		if !ok {
-			break
-		}
-		switch cs.Type {
-		case data.Int8:
-			return int8(n), nil
-		case data.Int16:
-			return int16(n), nil
-		case data.Int32:
-			return int32(n), nil
-		}
-		return n, nil
+		return fromAvroInt(t, v)
 	case data.Float32:
 		switch x := v.(type) {
 		case float32:
-			return x, nil
+			return x, true
 		case float64:
-			return float32(x), nil
+			return float32(x), true
 		}
 	case data.Float64:
 		switch x := v.(type) {
 		case float64:
-			return x, nil
+			return x, true
 		case float32:
-			return float64(x), nil
+			return float64(x), true
 		}
 	case data.Boolean, data.String:
-		return v, nil
+		return v, true
 	case data.Bytes:
-		switch x := v.(type) {
-		case []byte:
-			return x, nil
-		case string:
-			return latin1(x), nil
-		case [16]byte:
-			return x[:], nil
+		return fromAvroBytes(v)
+	}
+	return nil, false
+}
+
+func fromAvroInt(t data.Type, v any) (any, bool) {
+	n, ok := asInt64(v)
+	if !ok {
+		return nil, false
+	}
+	switch t {
+	case data.Int8:
+		return int8(n), true
+	case data.Int16:
+		return int16(n), true
+	case data.Int32:
+		return int32(n), true
+	}
+	return n, true
+}
+
+func fromAvroBytes(v any) (any, bool) {
+	switch x := v.(type) {
+	case []byte:
+		return x, true
+	case string:
+		return latin1(x), true
+	case [16]byte:
+		return x[:], true
+	}
+	if b, ok := fixedBytes(v); ok {
+		return b, true
+	}
+	return nil, false
+}
+
+func fromAvroArray(as avro.Schema, cs *data.Schema, v any) (any, bool, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false, nil
+	}
+	at := as.(*avro.ArraySchema)
+	out := make([]any, len(arr))
+	for i, e := range arr {
+		cv, err := fromAvroValue(at.Items(), cs.Value, e)
+		if err != nil {
+			return nil, true, err
 		}
-		if b, ok := fixedBytes(v); ok {
-			return b, nil
+		out[i] = cv
+	}
+	return out, true, nil
+}
+
+// fromAvroMap decodes a Connect map from an Avro map (string keys) or an
+// array of MapEntry records (other keys).
+func fromAvroMap(as avro.Schema, cs *data.Schema, v any) (any, bool, error) {
+	switch t := as.(type) {
+	case *avro.MapSchema:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false, nil
 		}
-	case data.Array:
+		out := make(map[string]any, len(m))
+		for k, e := range m {
+			cv, err := fromAvroValue(t.Values(), cs.Value, e)
+			if err != nil {
+				return nil, true, err
+			}
+			out[k] = cv
+		}
+		return out, true, nil
+	case *avro.ArraySchema:
 		arr, ok := v.([]any)
 		if !ok {
-			break
+			return nil, false, nil
 		}
-		at := as.(*avro.ArraySchema)
-		if cs.Type == data.Map {
-			break
-		}
-		out := make([]any, len(arr))
-		for i, e := range arr {
-			cv, err := fromAvroValue(at.Items(), cs.Value, e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = cv
-		}
-		return out, nil
-	case data.Map:
-		switch t := as.(type) {
-		case *avro.MapSchema:
-			m, ok := v.(map[string]any)
-			if !ok {
-				break
-			}
-			out := make(map[string]any, len(m))
-			for k, e := range m {
-				cv, err := fromAvroValue(t.Values(), cs.Value, e)
-				if err != nil {
-					return nil, err
-				}
-				out[k] = cv
-			}
-			return out, nil
-		case *avro.ArraySchema:
-			arr, ok := v.([]any)
-			if !ok {
-				break
-			}
-			rec := t.Items().(*avro.RecordSchema)
-			out := make(map[any]any, len(arr))
-			for _, e := range arr {
-				m, _ := e.(map[string]any)
-				k, err := fromAvroValue(rec.Fields()[0].Type(), cs.Key, m["key"])
-				if err != nil {
-					return nil, err
-				}
-				cv, err := fromAvroValue(rec.Fields()[1].Type(), cs.Value, m["value"])
-				if err != nil {
-					return nil, err
-				}
-				out[k] = cv
-			}
-			return out, nil
-		}
-	case data.Struct:
-		m, ok := v.(map[string]any)
-		rec, rok := as.(*avro.RecordSchema)
-		if !ok || !rok {
-			break
-		}
-		st := data.NewStruct(cs)
-		for i, f := range rec.Fields() {
-			cv, err := fromAvroValue(f.Type(), cs.Fields[i].Schema, m[f.Name()])
-			if err != nil {
-				return nil, err
-			}
-			if err := st.PutField(cs.Fields[i], cv); err != nil {
-				return nil, &data.Error{Msg: err.Error()}
-			}
-		}
-		return st, nil
+		return fromAvroMapEntries(t.Items().(*avro.RecordSchema), cs, arr)
 	}
-	return nil, &data.Error{Msg: fmt.Sprintf("Avro value of Go type %T does not fit %s", v, cs)}
+	return nil, false, nil
+}
+
+func fromAvroMapEntries(rec *avro.RecordSchema, cs *data.Schema, arr []any) (any, bool, error) {
+	out := make(map[any]any, len(arr))
+	for _, e := range arr {
+		m, _ := e.(map[string]any)
+		k, err := fromAvroValue(rec.Fields()[0].Type(), cs.Key, m["key"])
+		if err != nil {
+			return nil, true, err
+		}
+		cv, err := fromAvroValue(rec.Fields()[1].Type(), cs.Value, m["value"])
+		if err != nil {
+			return nil, true, err
+		}
+		out[k] = cv
+	}
+	return out, true, nil
+}
+
+func fromAvroStruct(as avro.Schema, cs *data.Schema, v any) (any, bool, error) {
+	m, ok := v.(map[string]any)
+	rec, rok := as.(*avro.RecordSchema)
+	if !ok || !rok {
+		return nil, false, nil
+	}
+	st := data.NewStruct(cs)
+	for i, f := range rec.Fields() {
+		cv, err := fromAvroValue(f.Type(), cs.Fields[i].Schema, m[f.Name()])
+		if err != nil {
+			return nil, true, err
+		}
+		if err := st.PutField(cs.Fields[i], cv); err != nil {
+			return nil, true, &data.Error{Msg: err.Error()}
+		}
+	}
+	return st, true, nil
 }
 
 func asInt64(v any) (int64, bool) {

@@ -379,157 +379,18 @@ func fromJSONSchemaAt(root, js map[string]any, optional bool, depth int) (*data.
 		return fromJSONSchemaAt(root, target, optional, depth+1)
 	}
 	if alts, ok := js["oneOf"].([]any); ok {
-		var inner map[string]any
-		hasNull := false
-		for _, a := range alts {
-			m, _ := a.(map[string]any)
-			if m["type"] == "null" {
-				hasNull = true
-			} else if inner == nil {
-				inner = m
-			} else {
-				return nil, &data.Error{Msg: "JsonSchemaConverter supports oneOf only of null and one schema"}
-			}
-		}
-		if inner == nil {
-			return nil, &data.Error{Msg: "oneOf without a non-null schema"}
-		}
-		return fromJSONSchemaAt(root, inner, optional || hasNull, depth+1)
-	}
-	typ := js["type"]
-	if ts, ok := typ.([]any); ok { // ["null", "string"]
-		typ = nil
-		for _, t := range ts {
-			if t == "null" {
-				optional = true
-			} else {
-				typ = t
-			}
-		}
-	}
-	title, _ := js["title"].(string)
-	ctype, _ := js[jsConnectType].(string)
-	var b *data.Builder
-	switch typ {
-	case "integer":
-		switch {
-		case title == data.DateName:
-			b = data.DateSchema()
-		case title == data.TimeName:
-			b = data.TimeSchema()
-		case title == data.TimestampName:
-			b = data.TimestampSchema()
-		case ctype == "int8":
-			b = data.Build(data.Int8)
-		case ctype == "int16":
-			b = data.Build(data.Int16)
-		case ctype == "int32":
-			b = data.Build(data.Int32)
-		default:
-			b = data.Build(data.Int64)
-		}
-	case "number":
-		switch {
-		case title == data.DecimalName:
-			scale := 0
-			if p, ok := js[jsConnectParams].(map[string]any); ok {
-				if s, ok := p[data.DecimalScaleParam].(string); ok {
-					scale, _ = strconv.Atoi(s)
-				}
-			}
-			b = data.DecimalSchema(int32(scale))
-		case ctype == "float32":
-			b = data.Build(data.Float32)
-		default:
-			b = data.Build(data.Float64)
-		}
-	case "boolean":
-		b = data.Build(data.Boolean)
-	case "string":
-		if ctype == "bytes" {
-			b = data.Build(data.Bytes)
-		} else {
-			b = data.Build(data.String)
-		}
-	case "array":
-		items, _ := js["items"].(map[string]any)
-		if ctype == "map" {
-			props, _ := items["properties"].(map[string]any)
-			k, err := fromJSONSchemaAt(root, asMap(props["key"]), false, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			v, err := fromJSONSchemaAt(root, asMap(props["value"]), false, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			b = data.MapOf(k, v)
-			break
-		}
-		e, err := fromJSONSchemaAt(root, items, false, depth+1)
+		inner, hasNull, err := jsonOneOf(alts)
 		if err != nil {
 			return nil, err
 		}
-		b = data.ArrayOf(e)
-	case "object":
-		if ap, ok := js["additionalProperties"].(map[string]any); ok && (ctype == "map" || js["properties"] == nil) {
-			v, err := fromJSONSchemaAt(root, ap, false, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			b = data.MapOf(data.PrimitiveSchema(data.String), v)
-			break
-		}
-		props, _ := js["properties"].(map[string]any)
-		names := make([]string, 0, len(props))
-		for n := range props {
-			names = append(names, n)
-		}
-		index := func(n string) float64 {
-			if i, ok := asMap(props[n])[jsConnectIndex].(float64); ok {
-				return i
-			}
-			return 1e9
-		}
-		slices.SortFunc(names, func(a, b string) int {
-			if ia, ib := index(a), index(b); ia != ib {
-				if ia < ib {
-					return -1
-				}
-				return 1
-			}
-			if a < b {
-				return -1
-			}
-			return 1
-		})
-		// With a "required" list, the properties it leaves out may be
-		// absent: optional in Connect. (Schemas the converter writes have
-		// no list; their optional fields say so with oneOf null.)
-		rs, hasRequired := js["required"].([]any)
-		required := map[string]bool{}
-		if hasRequired {
-			for _, r := range rs {
-				if s, ok := r.(string); ok {
-					required[s] = true
-				}
-			}
-		}
-		b = data.Build(data.Struct)
-		if title != "" {
-			b.Name(title)
-		}
-		for _, n := range names {
-			fs, err := fromJSONSchemaAt(root, asMap(props[n]), hasRequired && !required[n], depth+1)
-			if err != nil {
-				return nil, err
-			}
-			b.Field(n, fs)
-		}
-	default:
-		return nil, &data.Error{Msg: fmt.Sprintf("JsonSchemaConverter cannot map JSON schema type %v", js["type"])}
+		return fromJSONSchemaAt(root, inner, optional || hasNull, depth+1)
 	}
-	if optional {
+	typ, hasNull := jsonType(js["type"])
+	b, err := jsonSchemaBuilder(root, js, typ, depth)
+	if err != nil {
+		return nil, err
+	}
+	if optional || hasNull {
 		b.Optional()
 	}
 	if d, ok := js["default"]; ok && d != nil {
@@ -545,6 +406,190 @@ func fromJSONSchemaAt(root, js map[string]any, optional bool, depth int) (*data.
 		return nil, &data.Error{Msg: err.Error()}
 	}
 	return s, nil
+}
+
+// jsonOneOf splits a oneOf into its one non-null schema and whether null
+// is among the alternatives.
+func jsonOneOf(alts []any) (inner map[string]any, hasNull bool, err error) {
+	for _, a := range alts {
+		m, _ := a.(map[string]any)
+		if m["type"] == "null" {
+			hasNull = true
+		} else if inner == nil {
+			inner = m
+		} else {
+			return nil, false, &data.Error{Msg: "JsonSchemaConverter supports oneOf only of null and one schema"}
+		}
+	}
+	if inner == nil {
+		return nil, false, &data.Error{Msg: "oneOf without a non-null schema"}
+	}
+	return inner, hasNull, nil
+}
+
+// jsonType reads a "type" keyword; a list such as ["null", "string"] gives
+// its non-null type and hasNull.
+func jsonType(typ any) (t any, hasNull bool) {
+	ts, ok := typ.([]any)
+	if !ok {
+		return typ, false
+	}
+	for _, e := range ts {
+		if e == "null" {
+			hasNull = true
+		} else {
+			t = e
+		}
+	}
+	return t, hasNull
+}
+
+// jsonSchemaBuilder builds the Connect schema of JSON Schema type typ,
+// narrowed by the title (logical types) and connect.type of js.
+func jsonSchemaBuilder(root, js map[string]any, typ any, depth int) (*data.Builder, error) {
+	title, _ := js["title"].(string)
+	ctype, _ := js[jsConnectType].(string)
+	switch typ {
+	case "integer":
+		return jsonIntegerBuilder(title, ctype), nil
+	case "number":
+		return jsonNumberBuilder(js, title, ctype), nil
+	case "boolean":
+		return data.Build(data.Boolean), nil
+	case "string":
+		if ctype == "bytes" {
+			return data.Build(data.Bytes), nil
+		}
+		return data.Build(data.String), nil
+	case "array":
+		return jsonArrayBuilder(root, js, ctype, depth)
+	case "object":
+		return jsonObjectBuilder(root, js, title, ctype, depth)
+	}
+	return nil, &data.Error{Msg: fmt.Sprintf("JsonSchemaConverter cannot map JSON schema type %v", js["type"])}
+}
+
+func jsonIntegerBuilder(title, ctype string) *data.Builder {
+	switch {
+	case title == data.DateName:
+		return data.DateSchema()
+	case title == data.TimeName:
+		return data.TimeSchema()
+	case title == data.TimestampName:
+		return data.TimestampSchema()
+	case ctype == "int8":
+		return data.Build(data.Int8)
+	case ctype == "int16":
+		return data.Build(data.Int16)
+	case ctype == "int32":
+		return data.Build(data.Int32)
+	}
+	return data.Build(data.Int64)
+}
+
+func jsonNumberBuilder(js map[string]any, title, ctype string) *data.Builder {
+	switch {
+	case title == data.DecimalName:
+		scale := 0
+		if p, ok := js[jsConnectParams].(map[string]any); ok {
+			if s, ok := p[data.DecimalScaleParam].(string); ok {
+				scale, _ = strconv.Atoi(s)
+			}
+		}
+		return data.DecimalSchema(int32(scale))
+	case ctype == "float32":
+		return data.Build(data.Float32)
+	}
+	return data.Build(data.Float64)
+}
+
+// jsonArrayBuilder maps an array: of key/value objects if connect.type
+// says map, else of its items.
+func jsonArrayBuilder(root, js map[string]any, ctype string, depth int) (*data.Builder, error) {
+	items, _ := js["items"].(map[string]any)
+	if ctype == "map" {
+		props, _ := items["properties"].(map[string]any)
+		k, err := fromJSONSchemaAt(root, asMap(props["key"]), false, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		v, err := fromJSONSchemaAt(root, asMap(props["value"]), false, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return data.MapOf(k, v), nil
+	}
+	e, err := fromJSONSchemaAt(root, items, false, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	return data.ArrayOf(e), nil
+}
+
+// jsonObjectBuilder maps an object: a string-keyed map if it has
+// additionalProperties and is a map (connect.type, or no properties),
+// else a struct.
+func jsonObjectBuilder(root, js map[string]any, title, ctype string, depth int) (*data.Builder, error) {
+	if ap, ok := js["additionalProperties"].(map[string]any); ok && (ctype == "map" || js["properties"] == nil) {
+		v, err := fromJSONSchemaAt(root, ap, false, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return data.MapOf(data.PrimitiveSchema(data.String), v), nil
+	}
+	props, _ := js["properties"].(map[string]any)
+	// With a "required" list, the properties it leaves out may be
+	// absent: optional in Connect. (Schemas the converter writes have
+	// no list; their optional fields say so with oneOf null.)
+	rs, hasRequired := js["required"].([]any)
+	required := map[string]bool{}
+	if hasRequired {
+		for _, r := range rs {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	b := data.Build(data.Struct)
+	if title != "" {
+		b.Name(title)
+	}
+	for _, n := range jsonPropertyOrder(props) {
+		fs, err := fromJSONSchemaAt(root, asMap(props[n]), hasRequired && !required[n], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		b.Field(n, fs)
+	}
+	return b, nil
+}
+
+// jsonPropertyOrder is the field order of an object's properties: by
+// connect.index, then by name.
+func jsonPropertyOrder(props map[string]any) []string {
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	index := func(n string) float64 {
+		if i, ok := asMap(props[n])[jsConnectIndex].(float64); ok {
+			return i
+		}
+		return 1e9
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if ia, ib := index(a), index(b); ia != ib {
+			if ia < ib {
+				return -1
+			}
+			return 1
+		}
+		if a < b {
+			return -1
+		}
+		return 1
+	})
+	return names
 }
 
 func asMap(v any) map[string]any {
@@ -571,65 +616,14 @@ func fromJSONValue(s *data.Schema, v any) (any, error) {
 		}
 		return nil, &data.Error{Msg: fmt.Sprintf("null for the required %s", s)}
 	}
-	bad := func() (any, error) {
-		return nil, &data.Error{Msg: fmt.Sprintf("JSON value %v (%T) does not fit %s", v, v, s)}
-	}
 	if s.Name == data.DecimalName {
-		n, ok := v.(json.Number)
-		if !ok {
-			return bad()
-		}
-		d, err := data.ParseDecimal(n.String())
-		if err != nil {
-			return nil, &data.Error{Msg: err.Error()}
-		}
-		if scale, err := data.DecimalScale(s); err == nil {
-			if d, err = d.Rescale(scale); err != nil {
-				return nil, &data.Error{Msg: fmt.Sprintf("decimal %s does not fit scale %d", n, scale)}
-			}
-		}
-		return d, nil
+		return fromJSONDecimal(s, v)
 	}
 	switch s.Type {
 	case data.Int8, data.Int16, data.Int32, data.Int64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return bad()
-		}
-		i, err := n.Int64()
-		if err != nil {
-			return bad()
-		}
-		switch s.Name {
-		case data.DateName:
-			return data.DaysToDate(int32(i)), nil
-		case data.TimeName:
-			return data.MillisToTime(int32(i)), nil
-		case data.TimestampName:
-			return data.MillisToTimestamp(i), nil
-		}
-		switch s.Type {
-		case data.Int8:
-			return int8(i), nil
-		case data.Int16:
-			return int16(i), nil
-		case data.Int32:
-			return int32(i), nil
-		}
-		return i, nil
+		return fromJSONInt(s, v)
 	case data.Float32, data.Float64:
-		n, ok := v.(json.Number)
-		if !ok {
-			return bad()
-		}
-		f, err := n.Float64()
-		if err != nil {
-			return bad()
-		}
-		if s.Type == data.Float32 {
-			return float32(f), nil
-		}
-		return f, nil
+		return fromJSONFloat(s, v)
 	case data.Boolean:
 		if b, ok := v.(bool); ok {
 			return b, nil
@@ -647,69 +641,150 @@ func fromJSONValue(s *data.Schema, v any) (any, error) {
 			return b, nil
 		}
 	case data.Array:
-		arr, ok := v.([]any)
-		if !ok {
-			return bad()
-		}
-		if s.Type == data.Array {
-			out := make([]any, len(arr))
-			for i, e := range arr {
-				cv, err := fromJSONValue(s.Value, e)
-				if err != nil {
-					return nil, err
-				}
-				out[i] = cv
-			}
-			return out, nil
-		}
+		return fromJSONArray(s, v)
 	case data.Map:
-		switch x := v.(type) {
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				cv, err := fromJSONValue(s.Value, e)
-				if err != nil {
-					return nil, err
-				}
-				out[k] = cv
-			}
-			return out, nil
-		case []any:
-			out := make(map[any]any, len(x))
-			for _, e := range x {
-				m := asMap(e)
-				k, err := fromJSONValue(s.Key, m["key"])
-				if err != nil {
-					return nil, err
-				}
-				cv, err := fromJSONValue(s.Value, m["value"])
-				if err != nil {
-					return nil, err
-				}
-				out[k] = cv
-			}
-			return out, nil
-		}
+		return fromJSONMap(s, v)
 	case data.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return bad()
-		}
-		st := data.NewStruct(s)
-		for _, f := range s.Fields {
-			fv, present := m[f.Name]
-			if !present && (f.Schema.Optional || f.Schema.Default != nil) {
-				continue
-			}
-			cv, err := fromJSONValue(f.Schema, fv)
-			if err != nil {
-				return nil, &data.Error{Msg: fmt.Sprintf("field %s: %v", f.Name, err)}
-			}
-			if err := st.PutField(f, cv); err != nil {
-				return nil, &data.Error{Msg: err.Error()}
-			}
-		}
-		return st, nil
+		return fromJSONStruct(s, v)
 	}
-	return bad()
+	return nil, jsonMismatch(s, v)
+}
+
+// jsonMismatch is the error for a JSON value v that does not fit s.
+func jsonMismatch(s *data.Schema, v any) error {
+	return &data.Error{Msg: fmt.Sprintf("JSON value %v (%T) does not fit %s", v, v, s)}
+}
+
+func fromJSONDecimal(s *data.Schema, v any) (any, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, jsonMismatch(s, v)
+	}
+	d, err := data.ParseDecimal(n.String())
+	if err != nil {
+		return nil, &data.Error{Msg: err.Error()}
+	}
+	if scale, err := data.DecimalScale(s); err == nil {
+		if d, err = d.Rescale(scale); err != nil {
+			return nil, &data.Error{Msg: fmt.Sprintf("decimal %s does not fit scale %d", n, scale)}
+		}
+	}
+	return d, nil
+}
+
+// fromJSONInt reads an integer, or the Date, Time or Timestamp it encodes.
+func fromJSONInt(s *data.Schema, v any) (any, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, jsonMismatch(s, v)
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return nil, jsonMismatch(s, v)
+	}
+	switch s.Name {
+	case data.DateName:
+		return data.DaysToDate(int32(i)), nil
+	case data.TimeName:
+		return data.MillisToTime(int32(i)), nil
+	case data.TimestampName:
+		return data.MillisToTimestamp(i), nil
+	}
+	switch s.Type {
+	case data.Int8:
+		return int8(i), nil
+	case data.Int16:
+		return int16(i), nil
+	case data.Int32:
+		return int32(i), nil
+	}
+	return i, nil
+}
+
+func fromJSONFloat(s *data.Schema, v any) (any, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil, jsonMismatch(s, v)
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return nil, jsonMismatch(s, v)
+	}
+	if s.Type == data.Float32 {
+		return float32(f), nil
+	}
+	return f, nil
+}
+
+func fromJSONArray(s *data.Schema, v any) (any, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, jsonMismatch(s, v)
+	}
+	out := make([]any, len(arr))
+	for i, e := range arr {
+		cv, err := fromJSONValue(s.Value, e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = cv
+	}
+	return out, nil
+}
+
+// fromJSONMap reads a map from an object (string keys) or an array of
+// key/value objects (other keys).
+func fromJSONMap(s *data.Schema, v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			cv, err := fromJSONValue(s.Value, e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = cv
+		}
+		return out, nil
+	case []any:
+		out := make(map[any]any, len(x))
+		for _, e := range x {
+			m := asMap(e)
+			k, err := fromJSONValue(s.Key, m["key"])
+			if err != nil {
+				return nil, err
+			}
+			cv, err := fromJSONValue(s.Value, m["value"])
+			if err != nil {
+				return nil, err
+			}
+			out[k] = cv
+		}
+		return out, nil
+	}
+	return nil, jsonMismatch(s, v)
+}
+
+// fromJSONStruct reads a struct from an object; a property may be absent
+// if its field is optional or has a default.
+func fromJSONStruct(s *data.Schema, v any) (any, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, jsonMismatch(s, v)
+	}
+	st := data.NewStruct(s)
+	for _, f := range s.Fields {
+		fv, present := m[f.Name]
+		if !present && (f.Schema.Optional || f.Schema.Default != nil) {
+			continue
+		}
+		cv, err := fromJSONValue(f.Schema, fv)
+		if err != nil {
+			return nil, &data.Error{Msg: fmt.Sprintf("field %s: %v", f.Name, err)}
+		}
+		if err := st.PutField(f, cv); err != nil {
+			return nil, &data.Error{Msg: err.Error()}
+		}
+	}
+	return st, nil
 }
