@@ -107,7 +107,7 @@ func (h *Herder) PluginConfig(ctx context.Context, class, version string) ([]con
 		}
 	}
 	if !r.Contains(h.cfg.Version) {
-		if _, ok := builtinPlugin(class); ok {
+		if _, ok := h.builtinPlugin(class); ok {
 			return nil, &BadRequestError{Msg: fmt.Sprintf("Plugin %s not found that matches the version range %s, available versions: %s", class, r, h.cfg.Version)}
 		}
 	}
@@ -125,14 +125,14 @@ func (h *Herder) PluginConfig(ctx context.Context, class, version string) ([]con
 
 // builtinPlugin reports whether class is a built-in transformation,
 // predicate or converter (their version is the worker's).
-func builtinPlugin(class string) (string, bool) {
+func (h *Herder) builtinPlugin(class string) (string, bool) {
 	if _, ok := transform.LookupTransformation(class); ok {
 		return pluginTransformation, true
 	}
 	if _, ok := transform.LookupPredicate(class); ok {
 		return pluginPredicate, true
 	}
-	if _, ok := convert.Lookup(class); ok {
+	if _, ok := h.cfg.Converters.Lookup(class); ok {
 		return pluginConverter, true
 	}
 	return "", false

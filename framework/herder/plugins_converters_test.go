@@ -39,7 +39,7 @@ func TestPluginsListConverterSet(t *testing.T) {
 				if typ, ok := got[class]; ok != tc.want || (ok && typ != pluginConverter) {
 					t.Errorf("%s listed=%v type=%q, want listed=%v as %s", class, ok, typ, tc.want, pluginConverter)
 				}
-				keys, err := h.PluginConfig(ctx, class)
+				keys, err := h.PluginConfig(ctx, class, "")
 				if (err == nil) != tc.want {
 					t.Errorf("PluginConfig(%s): %d keys, err %v", class, len(keys), err)
 				}
