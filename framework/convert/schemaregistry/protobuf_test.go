@@ -323,3 +323,91 @@ func TestProtobufEvolution(t *testing.T) {
 	}
 	t.Logf("registry refused: %v", err)
 }
+
+// itemProto is message shop.Item with the given fields (all optional
+// scalars), the numbers in reserved kept out of use, as a producer
+// application that removed fields compiles it.
+func itemProto(t *testing.T, file string, fields map[int32]string, reserved map[int32]string) protoreflect.MessageDescriptor {
+	t.Helper()
+	msg := &descriptorpb.DescriptorProto{Name: proto.String("Item")}
+	for n := int32(1); n <= 8; n++ {
+		if name, ok := fields[n]; ok {
+			msg.Field = append(msg.Field, &descriptorpb.FieldDescriptorProto{Name: proto.String(name), Number: proto.Int32(n),
+				Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(), Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), JsonName: proto.String(name)})
+		}
+		if name, ok := reserved[n]; ok {
+			msg.ReservedRange = append(msg.ReservedRange, &descriptorpb.DescriptorProto_ReservedRange{Start: proto.Int32(n), End: proto.Int32(n + 1)})
+			msg.ReservedName = append(msg.ReservedName, name)
+		}
+	}
+	fd, err := protodesc.NewFile(&descriptorpb.FileDescriptorProto{Name: proto.String(file), Package: proto.String("shop"),
+		Syntax: proto.String("proto3"), MessageType: []*descriptorpb.DescriptorProto{msg}}, protoregistry.GlobalFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fd.Messages().Get(0)
+}
+
+// TestProtobufEvolutionFromConfluentProducer: a producer application
+// removes a field the Protobuf way (its number and name reserved, the
+// other numbers kept) and later adds one; the converter reads records of
+// every version, each with its own fields.
+//
+// The subject's compatibility is NONE: Apicurio Registry 2.4.2 refuses any
+// Protobuf field removal under BACKWARD, even in this reserved form
+// (checked by hand against it; Confluent Schema Registry accepts it). What
+// is compatible is the registry's policy; reading every version is the
+// converter's part, proved here.
+func TestProtobufEvolutionFromConfluentProducer(t *testing.T) {
+	url := registrytest.URL(t)
+	topic, subject := topicAndSubject(t)
+	versions := []struct {
+		fields, reserved map[int32]string
+		values           map[string]string
+	}{
+		{map[int32]string{1: "id", 2: "qty", 3: "note"}, nil, map[string]string{"id": "a", "qty": "2", "note": "n"}},
+		{map[int32]string{1: "id", 3: "note"}, map[int32]string{2: "qty"}, map[string]string{"id": "b", "note": "m"}},
+		{map[int32]string{1: "id", 3: "note", 4: "color"}, map[int32]string{2: "qty"}, map[string]string{"id": "c", "note": "o", "color": "red"}},
+	}
+	var payloads [][]byte
+	for i, v := range versions {
+		md := itemProto(t, "shop/item.proto", v.fields, v.reserved)
+		msg := dynamicpb.NewMessage(md)
+		for name, val := range v.values {
+			msg.Set(md.Fields().ByName(protoreflect.Name(name)), protoreflect.ValueOfString(val))
+		}
+		ser, err := protobuf.NewSerializer(registrytest.Client(t), serde.ValueSerde, protobuf.NewSerializerConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ser.Serialize(topic, msg)
+		if err != nil {
+			t.Fatalf("version %d: confluent serialize: %v", i+1, err)
+		}
+		if i == 0 { // Apicurio keeps rules per existing artifact only
+			if _, err := registrytest.Client(t).UpdateCompatibility(subject, srclient.None); err != nil {
+				t.Fatal(err)
+			}
+		}
+		payloads = append(payloads, throughKafka(t, topic, p))
+	}
+	if got, err := registrytest.Client(t).GetAllVersions(subject); err != nil || len(got) != len(versions) {
+		t.Fatalf("registered versions %v (%v), want %d", got, err, len(versions))
+	}
+	c := newProto(t, url)
+	for i, p := range payloads {
+		s, v, err := c.ToConnect(topic, p)
+		if err != nil {
+			t.Fatalf("version %d: ToConnect: %v", i+1, err)
+		}
+		st := v.(*data.StructValue)
+		for name, want := range versions[i].values {
+			if got, _ := st.Get(name); got != want {
+				t.Errorf("version %d: %s = %#v, want %q", i+1, name, got, want)
+			}
+		}
+		if _, ok := s.Field("qty"); ok != (i == 0) {
+			t.Errorf("version %d: schema has qty = %v", i+1, ok)
+		}
+	}
+}
