@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/connectd/connectd/framework/convert"
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/plugins/internal/wire"
 )
@@ -23,11 +24,30 @@ import (
 //
 // Nothing may write to stdout before Serve: go-plugin's handshake line must
 // be the first line there.
-func Serve(c sdk.Connector) {
-	os.Exit(serve(c, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+func Serve(c sdk.Connector, opts ...ServeOption) {
+	os.Exit(serve(c, os.Args[1:], os.Stdout, os.Stderr, os.Getenv, opts...))
 }
 
-func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(string) string) int {
+// ServeOption adjusts how Serve runs a plugin.
+type ServeOption func(*serveOptions)
+
+type serveOptions struct {
+	converters *convert.Set
+}
+
+// WithConverters makes the converter classes of set usable by the
+// plugin's tasks, besides the built-ins (for example the Schema Registry
+// converters of framework/convert/schemaregistry, which need cgo and so
+// are not built into the SDK).
+func WithConverters(set *convert.Set) ServeOption {
+	return func(o *serveOptions) { o.converters = set }
+}
+
+func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(string) string, opts ...ServeOption) int {
+	var o serveOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	spec := c.Spec()
 	if err := checkConnector(c, spec); err != nil {
 		fmt.Fprintln(stderr, "connectd plugin:", err)
@@ -42,6 +62,7 @@ func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(
 	log := newLogger(stderr, getenv(wire.EnvLogLevel))
 	maxMsg := wire.MaxMessageBytesFromEnv(getenv)
 	srv := newServer(c, spec, log, maxMsg)
+	srv.converters = o.converters
 
 	// The GC floor stays allocated while the plugin serves (gcFloorBytes),
 	// unless the worker chose the collector's settings.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/connectd/connectd/framework/chain"
 	"github.com/connectd/connectd/framework/connconfig"
+	"github.com/connectd/connectd/framework/convert"
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/plugins/internal/datachan"
 	"github.com/connectd/connectd/plugins/internal/wire"
@@ -28,6 +29,8 @@ type server struct {
 	spec   sdk.Spec
 	log    *slog.Logger
 	maxMsg int
+	// converters are the converter classes tasks may use (nil: built-ins).
+	converters *convert.Set
 
 	mu        sync.Mutex
 	running   *runningConnector
@@ -73,7 +76,7 @@ func (s *server) Spec(context.Context, *pluginpb.SpecRequest) (*pluginpb.SpecRes
 }
 
 func (s *server) Validate(ctx context.Context, req *pluginpb.ValidateRequest) (*pluginpb.ValidateResponse, error) {
-	res := connconfig.Validate(ctx, s.conn, req.GetProps(), chain.Defaults(req.GetDefaults()))
+	res := connconfig.ValidateWith(ctx, s.converters, s.conn, req.GetProps(), chain.Defaults(req.GetDefaults()))
 	return wire.ValidationToPB(res), nil
 }
 

@@ -222,7 +222,7 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 	r.tctx.wrapped.MustRegister(r.batches, r.records, r.reported, r.queued, r.heldMax, r.heldBytesMax)
 
 	var err error
-	r.chain, err = chain.NewSink(st.GetProps(), chain.Defaults(st.GetDefaults()))
+	r.chain, err = chain.NewSinkWith(r.srv.converters, st.GetProps(), chain.Defaults(st.GetDefaults()))
 	if err != nil {
 		return r.fail(fmt.Errorf("converters and transforms: %w", err))
 	}
@@ -472,6 +472,9 @@ func (r *sinkRunner) put(ctx context.Context, id uint64, in []chain.Raw) *plugin
 			res.Failures = append(res.Failures, &pluginpb.SinkFailure{
 				Index: int32(i), Stage: string(fail.Stage), Class: fail.Class,
 				Message: fail.Err.Error(), Trace: fail.Error(),
+				// A converter that could not reach its schema registry may
+				// succeed later: the worker retries within errors.retry.timeout.
+				Retriable: sdk.IsRetriable(fail.Err),
 			})
 			continue
 		}

@@ -122,7 +122,7 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	if st.GetProps()["transaction.boundary"] == "connector" {
 		r.tctx.tx = newTransactions()
 	}
-	r.chain, err = chain.NewSource(st.GetProps(), chain.Defaults(st.GetDefaults()).For(r.srv.spec))
+	r.chain, err = chain.NewSourceWith(r.srv.converters, st.GetProps(), chain.Defaults(st.GetDefaults()).For(r.srv.spec))
 	if err != nil {
 		return r.fail(fmt.Errorf("converters and transforms: %w", err))
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/connectd/connectd/framework/convert"
+	"github.com/connectd/connectd/framework/convert/schemaregistry"
 	"github.com/connectd/connectd/framework/daemon"
 	"github.com/connectd/connectd/framework/workerconfig"
 	"github.com/connectd/connectd/internal/brokerpoll"
@@ -46,7 +48,10 @@ func runWorker(ctx context.Context, env *cliEnv, path string) error {
 	if err != nil {
 		return oneLine("invalid worker config %s: %v", path, err)
 	}
-	opts := daemon.Opts{Config: cfg, Path: path, Version: version, Commit: commit, Stderr: env.stderr}
+	// The shipped plugins are built with the Schema Registry converters
+	// (plugins.WithConverters), so the worker lists them too.
+	opts := daemon.Opts{Config: cfg, Path: path, Version: version, Commit: commit, Stderr: env.stderr,
+		Converters: convert.NewSet(schemaregistry.Infos()...)}
 	if opts.Commit == "" {
 		opts.Commit = vcsRevision()
 	}

@@ -118,19 +118,19 @@ func subProps(props map[string]string, prefix string) map[string]string {
 	return out
 }
 
-func build(props map[string]string, defaults Defaults) (*converters, error) {
+func build(set *convert.Set, props map[string]string, defaults Defaults) (*converters, error) {
 	c := &converters{}
 	for _, role := range []string{KeyConverter, ValueConverter} {
 		rc, ok := ResolveConverter(role, props, defaults)
 		if !ok {
 			return nil, &configdef.ConfigError{Key: role, Message: fmt.Sprintf(
 				"no %s configured: set %s in the connector config or the worker config to one of %s",
-				role, role, strings.Join(convert.KnownClasses(false), ", "))}
+				role, role, strings.Join(set.KnownClasses(false), ", "))}
 		}
-		info, ok := convert.Lookup(rc.Class)
+		info, ok := set.Lookup(rc.Class)
 		if !ok || !info.Record {
 			return nil, configdef.Invalid(role, rc.Class, "Class "+rc.Class+" could not be found; known converters: "+
-				strings.Join(convert.KnownClasses(false), ", "))
+				strings.Join(set.KnownClasses(false), ", "))
 		}
 		conv := info.New()
 		if err := conv.Configure(rc.Props, role == KeyConverter); err != nil {
@@ -143,10 +143,10 @@ func build(props map[string]string, defaults Defaults) (*converters, error) {
 		}
 	}
 	hc, _ := ResolveConverter(HeaderConverter, props, defaults)
-	info, ok := convert.Lookup(hc.Class)
+	info, ok := set.Lookup(hc.Class)
 	if !ok || !info.Header {
 		return nil, configdef.Invalid(HeaderConverter, hc.Class, "Class "+hc.Class+" could not be found; known header converters: "+
-			strings.Join(convert.KnownClasses(true), ", "))
+			strings.Join(set.KnownClasses(true), ", "))
 	}
 	c.headerClass = info.Class
 	stages, err := transform.FromConfig(props)
@@ -163,7 +163,13 @@ type Source struct{ c *converters }
 // NewSource builds the chain from a full connector/task config. Errors are
 // configdef errors that name the offending key.
 func NewSource(props map[string]string, defaults Defaults) (*Source, error) {
-	c, err := build(props, defaults)
+	return NewSourceWith(nil, props, defaults)
+}
+
+// NewSourceWith is NewSource with the converter classes of set (nil: the
+// built-ins).
+func NewSourceWith(set *convert.Set, props map[string]string, defaults Defaults) (*Source, error) {
+	c, err := build(set, props, defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +219,13 @@ type Sink struct{ c *converters }
 // NewSink builds the chain from a full connector/task config. Errors are
 // configdef errors that name the offending key.
 func NewSink(props map[string]string, defaults Defaults) (*Sink, error) {
-	c, err := build(props, defaults)
+	return NewSinkWith(nil, props, defaults)
+}
+
+// NewSinkWith is NewSink with the converter classes of set (nil: the
+// built-ins).
+func NewSinkWith(set *convert.Set, props map[string]string, defaults Defaults) (*Sink, error) {
+	c, err := build(set, props, defaults)
 	if err != nil {
 		return nil, err
 	}

@@ -79,10 +79,10 @@ const converterDoc = "Converter class used to convert between Kafka Connect form
 	"allows any connector to work with any serialization format. Examples of common formats include JSON and Avro. " +
 	"Unset: the worker's setting applies. Settings of the converter itself use this key as prefix (%s.schemas.enable)."
 
-func classValidator(what string, header bool) configdef.Validator {
-	known := convert.KnownClasses(header)
+func classValidator(what string, header bool, set *convert.Set) configdef.Validator {
+	known := set.KnownClasses(header)
 	return configdef.Func("one of "+strings.Join(known, ", ")+" (or its short alias)", func(key string, v any) error {
-		info, ok := convert.Lookup(v.(string))
+		info, ok := set.Lookup(v.(string))
 		if !ok || (header && !info.Header) || (!header && !info.Record) {
 			return configdef.Invalid(key, v, "Class "+v.(string)+" could not be found; known "+what+": "+strings.Join(known, ", "))
 		}
@@ -90,8 +90,8 @@ func classValidator(what string, header bool) configdef.Validator {
 	})
 }
 
-func classRecommender(header bool) configdef.Recommender {
-	known := convert.KnownClasses(header)
+func classRecommender(header bool, set *convert.Set) configdef.Recommender {
+	known := set.KnownClasses(header)
 	vals := make([]any, len(known))
 	for i, k := range known {
 		vals[i] = k
@@ -102,7 +102,11 @@ func classRecommender(header bool) configdef.Recommender {
 // CommonDef returns the keys every connector of type t has, with Kafka
 // Connect's names, defaults, groups, orders and validators: the common
 // keys, plus the sink keys for sdk.Sink or the source keys for sdk.Source.
-func CommonDef(t sdk.Type) *configdef.Def {
+func CommonDef(t sdk.Type) *configdef.Def { return CommonDefWith(t, nil) }
+
+// CommonDefWith is CommonDef with the converter classes of set (nil: the
+// built-ins) accepted and recommended for the converter keys.
+func CommonDefWith(t sdk.Type, set *convert.Set) *configdef.Def {
 	d := configdef.New().
 		Define(configdef.Key{Name: KeyName, Type: configdef.String, Required: true, Validator: configdef.NonEmptyStringWithoutControlChars(),
 			Importance: configdef.High, Documentation: "Globally unique name to use for this connector.",
@@ -116,16 +120,16 @@ func CommonDef(t sdk.Type) *configdef.Def {
 		Define(configdef.Key{Name: KeyTasksMaxEnforce, Type: configdef.Boolean, Default: true, Importance: configdef.Low,
 			Documentation: "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector. By default, connectors that generate too many tasks will fail, and existing sets of tasks that exceed the tasks.max property will also be failed. If this property is set to false, then connectors will be allowed to generate more than the maximum number of tasks, and existing sets of tasks that exceed the tasks.max property will be allowed to run. This property is deprecated and will be removed in an upcoming major release.",
 			Group:         GroupCommon, OrderInGroup: 4, Width: configdef.WidthShort, DisplayName: "Enforce tasks max"}).
-		Define(configdef.Key{Name: KeyKeyConverter, Type: configdef.Class, Validator: classValidator("converters", false),
-			Recommender: classRecommender(false), Importance: configdef.Low,
+		Define(configdef.Key{Name: KeyKeyConverter, Type: configdef.Class, Validator: classValidator("converters", false, set),
+			Recommender: classRecommender(false, set), Importance: configdef.Low,
 			Documentation: fmt.Sprintf(converterDoc, "keys", KeyKeyConverter),
 			Group:         GroupCommon, OrderInGroup: 5, Width: configdef.WidthShort, DisplayName: "Key converter class"}).
-		Define(configdef.Key{Name: KeyValueConverter, Type: configdef.Class, Validator: classValidator("converters", false),
-			Recommender: classRecommender(false), Importance: configdef.Low,
+		Define(configdef.Key{Name: KeyValueConverter, Type: configdef.Class, Validator: classValidator("converters", false, set),
+			Recommender: classRecommender(false, set), Importance: configdef.Low,
 			Documentation: fmt.Sprintf(converterDoc, "values", KeyValueConverter),
 			Group:         GroupCommon, OrderInGroup: 6, Width: configdef.WidthShort, DisplayName: "Value converter class"}).
-		Define(configdef.Key{Name: KeyHeaderConverter, Type: configdef.Class, Validator: classValidator("header converters", true),
-			Recommender: classRecommender(true), Importance: configdef.Low,
+		Define(configdef.Key{Name: KeyHeaderConverter, Type: configdef.Class, Validator: classValidator("header converters", true, set),
+			Recommender: classRecommender(true, set), Importance: configdef.Low,
 			Documentation: "HeaderConverter class used to convert between Kafka Connect format and the serialized form that is written to Kafka. " +
 				"Unset: the worker's setting applies (by default org.apache.kafka.connect.storage.SimpleHeaderConverter). " +
 				"connectd hands headers to connectors as raw bytes, so the class is validated but does not change them.",
@@ -298,7 +302,12 @@ func uniqueAliases(props map[string]string, key string) []string {
 // EnrichedDef is CommonDef(t) plus the per-alias keys of the transforms and
 // predicates that props configure.
 func EnrichedDef(t sdk.Type, props map[string]string) *configdef.Def {
-	d := CommonDef(t)
+	return EnrichedDefWith(t, props, nil)
+}
+
+// EnrichedDefWith is EnrichedDef with the converter classes of set.
+func EnrichedDefWith(t sdk.Type, props map[string]string, set *convert.Set) *configdef.Def {
+	d := CommonDefWith(t, set)
 	enrich(d, props)
 	return d
 }
@@ -358,9 +367,15 @@ func (v *values) value(name string) *string {
 // defaults are the worker's converter settings: a config that names no
 // key.converter or value.converter is valid only if the worker has one.
 func Validate(ctx context.Context, c sdk.Connector, props map[string]string, defaults chain.Defaults) configdef.ValidationResult {
+	return ValidateWith(ctx, nil, c, props, defaults)
+}
+
+// ValidateWith is Validate with the converter classes of set (nil: the
+// built-ins), as the plugin process that runs the tasks knows them.
+func ValidateWith(ctx context.Context, set *convert.Set, c sdk.Connector, props map[string]string, defaults chain.Defaults) configdef.ValidationResult {
 	spec := c.Spec()
 	defaults = defaults.For(spec)
-	enriched := EnrichedDef(spec.Type, props)
+	enriched := EnrichedDefWith(spec.Type, props, set)
 	vals := newValues(enriched.Validate(props))
 
 	validateNegate(props, vals)
@@ -373,7 +388,7 @@ func Validate(ctx context.Context, c sdk.Connector, props map[string]string, def
 	for _, role := range []string{KeyKeyConverter, KeyValueConverter} {
 		if _, ok := chain.ResolveConverter(role, props, defaults); !ok && !vals.hasErrors(role) {
 			vals.addError(role, fmt.Sprintf("No %s configured: set %s in the connector config or the worker config to one of %s",
-				role, role, strings.Join(convert.KnownClasses(false), ", ")))
+				role, role, strings.Join(set.KnownClasses(false), ", ")))
 		}
 	}
 
@@ -411,7 +426,7 @@ func Validate(ctx context.Context, c sdk.Connector, props map[string]string, def
 	}
 	result := configdef.Result(name, keys, groups, vals.list)
 	for _, role := range []string{KeyHeaderConverter, KeyKeyConverter, KeyValueConverter} {
-		if r, ok := converterResult(role, props, vals); ok {
+		if r, ok := converterResult(role, props, vals, set); ok {
 			result.Merge(r)
 		}
 	}
@@ -438,12 +453,12 @@ func connectorValidate(ctx context.Context, c sdk.Connector, props map[string]st
 // converterResult validates the settings of a converter that the
 // connector config names (Kafka's validateConverterConfig): only when the
 // class itself is valid.
-func converterResult(role string, props map[string]string, vals *values) (configdef.ValidationResult, bool) {
+func converterResult(role string, props map[string]string, vals *values, set *convert.Set) (configdef.ValidationResult, bool) {
 	class, ok := props[role]
 	if !ok || strings.TrimSpace(class) == "" || vals.hasErrors(role) {
 		return configdef.ValidationResult{}, false
 	}
-	info, ok := convert.Lookup(class)
+	info, ok := set.Lookup(class)
 	if !ok {
 		return configdef.ValidationResult{}, false
 	}

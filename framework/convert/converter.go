@@ -88,13 +88,64 @@ func Builtins() []Info {
 	}
 }
 
+// Set is the converter classes a worker or plugin process knows: the
+// built-ins plus extra classes it was built with (such as the Schema
+// Registry converters, which need cgo and so are not built in). A nil *Set
+// is the built-ins alone. Sets are passed explicitly (chain, connconfig,
+// herder, plugin serve options); there is no global registry to add to.
+type Set struct {
+	extra []Info
+}
+
+// NewSet returns the built-ins plus extra. A class in extra that has the
+// name of a built-in replaces it.
+func NewSet(extra ...Info) *Set {
+	return &Set{extra: append([]Info(nil), extra...)}
+}
+
+// With returns a set with more classes added.
+func (s *Set) With(extra ...Info) *Set {
+	return NewSet(append(s.Extra(), extra...)...)
+}
+
+// Extra returns the classes added to the built-ins.
+func (s *Set) Extra() []Info {
+	if s == nil {
+		return nil
+	}
+	return append([]Info(nil), s.extra...)
+}
+
+// Infos lists every class of the set: the built-ins, then the extras.
+func (s *Set) Infos() []Info {
+	out := Builtins()
+	if s == nil {
+		return out
+	}
+	for _, e := range s.extra {
+		replaced := false
+		for i := range out {
+			if out[i].Class == e.Class {
+				out[i], replaced = e, true
+			}
+		}
+		if !replaced {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Lookup finds a converter class by fully-qualified name or alias.
-func Lookup(class string) (Info, bool) {
+func (s *Set) Lookup(class string) (Info, bool) {
 	class = strings.TrimSpace(class)
-	for _, info := range Builtins() {
+	infos := s.Infos()
+	for _, info := range infos {
 		if info.Class == class {
 			return info, true
 		}
+	}
+	for _, info := range infos {
 		for _, a := range info.Aliases {
 			if a == class {
 				return info, true
@@ -104,10 +155,10 @@ func Lookup(class string) (Info, bool) {
 	return Info{}, false
 }
 
-// KnownClasses lists the record converter classes (for messages and docs).
-func KnownClasses(header bool) []string {
+// KnownClasses lists the record (header=false) or header converter classes.
+func (s *Set) KnownClasses(header bool) []string {
 	var out []string
-	for _, info := range Builtins() {
+	for _, info := range s.Infos() {
 		if (header && info.Header) || (!header && info.Record) {
 			out = append(out, info.Class)
 		}
@@ -116,16 +167,27 @@ func KnownClasses(header bool) []string {
 }
 
 // New returns the converter class configured with props.
-func New(class string, props map[string]string, isKey bool) (Converter, error) {
-	info, ok := Lookup(class)
+func (s *Set) New(class string, props map[string]string, isKey bool) (Converter, error) {
+	info, ok := s.Lookup(class)
 	if !ok || !info.Record {
-		return nil, fmt.Errorf("%w %q; known converters: %s", ErrUnknownClass, class, strings.Join(KnownClasses(false), ", "))
+		return nil, fmt.Errorf("%w %q; known converters: %s", ErrUnknownClass, class, strings.Join(s.KnownClasses(false), ", "))
 	}
 	c := info.New()
 	if err := c.Configure(props, isKey); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Lookup finds a built-in converter class by fully-qualified name or alias.
+func Lookup(class string) (Info, bool) { return (*Set)(nil).Lookup(class) }
+
+// KnownClasses lists the built-in record or header converter classes.
+func KnownClasses(header bool) []string { return (*Set)(nil).KnownClasses(header) }
+
+// New returns the built-in converter class configured with props.
+func New(class string, props map[string]string, isKey bool) (Converter, error) {
+	return (*Set)(nil).New(class, props, isKey)
 }
 
 // converterTypeDef is Kafka's ConverterConfig.newConfigDef().

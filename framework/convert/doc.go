@@ -15,6 +15,11 @@
 // including Kafka's default SimpleHeaderConverter) and validated, but no
 // per-header conversion happens.
 //
+// Extra classes: a Set is the built-ins plus classes a binary was built
+// with (framework/convert/schemaregistry's, which need cgo); it is passed
+// explicitly to chain, connconfig, plugins.Serve and the herder. There is
+// no global registry to add classes to.
+//
 // What this package must not do: decide which converter a connector uses
 // (framework/chain reads that from the config) or touch Kafka.
 package convert

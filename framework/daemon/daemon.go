@@ -31,6 +31,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/connectd/connectd/framework/convert"
 	"github.com/connectd/connectd/framework/herder"
 	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/metrics"
@@ -58,6 +59,10 @@ type Opts struct {
 	// messages.
 	Config *workerconfig.Config
 	Path   string
+	// Converters are the converter classes the worker lists and describes
+	// besides the built-ins (GET /connector-plugins); nil: built-ins only.
+	// Tasks use the classes their plugin binary was built with.
+	Converters *convert.Set
 	// Version and Commit identify the build (REST root, build-info metric).
 	Version, Commit string
 	// Stderr receives the milestones and the log stream.
@@ -189,6 +194,7 @@ func assemble(ctx context.Context, o Opts, l *logs, restCfg rest.Config, catalog
 	cfg := o.Config
 	hcfg := cfg.Herder
 	hcfg.Plugins = catalog
+	hcfg.Converters = o.Converters
 	hcfg.Version, hcfg.Commit = o.Version, o.Commit
 	hcfg.Logger = l.logger("connectd.herder")
 	// One registry for the whole worker; /metrics adds the plugin

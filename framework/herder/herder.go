@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/framework/configprovider"
+	"github.com/connectd/connectd/framework/convert"
 	"github.com/connectd/connectd/framework/herder/membership"
 )
 
@@ -23,6 +24,9 @@ type Config struct {
 	// GroupID is the cluster's group.id: the consumer group the workers
 	// join, and the prefix of transactional ids.
 	GroupID string
+	// Converters are the converter classes listed by GET /connector-plugins
+	// besides the built-ins (nil: built-ins only).
+	Converters *convert.Set
 	// BootstrapServers is bootstrap.servers.
 	BootstrapServers string
 	// ClientProps are librdkafka settings for the internal clients (the

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/framework/configdef"
-	"github.com/connectd/connectd/framework/convert"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/transform"
 	"github.com/connectd/connectd/plugins/host"
@@ -70,7 +69,7 @@ func (h *Herder) Plugins(ctx context.Context, connectorsOnly bool) ([]api.Plugin
 	for _, p := range transform.Predicates() {
 		out = append(out, api.PluginInfo{Class: p.Class, Type: pluginPredicate, Version: v})
 	}
-	for _, c := range convert.Builtins() {
+	for _, c := range h.cfg.Converters.Infos() {
 		if c.Record {
 			out = append(out, api.PluginInfo{Class: c.Class, Type: pluginConverter, Version: v})
 		}
@@ -104,7 +103,7 @@ func (h *Herder) PluginConfig(ctx context.Context, class string) ([]configdef.Ke
 	if p, ok := transform.LookupPredicate(class); ok {
 		return p.New().Def().Infos(), nil
 	}
-	if c, ok := convert.Lookup(class); ok && c.Def != nil {
+	if c, ok := h.cfg.Converters.Lookup(class); ok && c.Def != nil {
 		return c.Def().Infos(), nil
 	}
 	return nil, &NotFoundError{Msg: fmt.Sprintf("Unknown plugin %s.", class)}

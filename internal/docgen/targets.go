@@ -17,6 +17,7 @@ import (
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/connconfig"
 	"github.com/connectd/connectd/framework/convert"
+	"github.com/connectd/connectd/framework/convert/schemaregistry"
 	"github.com/connectd/connectd/framework/rest"
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/framework/transform"
@@ -190,7 +191,9 @@ func specMarkdown(main string, s sdk.Spec) string {
 
 func converters() (string, error) {
 	var b strings.Builder
-	for _, c := range convert.Builtins() {
+	// The Schema Registry converters ship with every connectd plugin
+	// (plugins.WithConverters), so they are documented with the built-ins.
+	for _, c := range convert.NewSet(schemaregistry.Infos()...).Infos() {
 		uses := []string{}
 		if c.Record {
 			uses = append(uses, "`key.converter`", "`value.converter`")

@@ -3,7 +3,11 @@ package main
 
 import (
 	"github.com/connectd/connectd/connectors/aerospike"
+	"github.com/connectd/connectd/framework/convert"
+	"github.com/connectd/connectd/framework/convert/schemaregistry"
 	"github.com/connectd/connectd/plugins"
 )
 
-func main() { plugins.Serve(&aerospike.Connector{}) }
+func main() {
+	plugins.Serve(&aerospike.Connector{}, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+}

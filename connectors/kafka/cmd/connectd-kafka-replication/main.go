@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 
 	kafka "github.com/connectd/connectd/connectors/kafka"
+	"github.com/connectd/connectd/framework/convert"
+	"github.com/connectd/connectd/framework/convert/schemaregistry"
 	"github.com/connectd/connectd/plugins"
 )
 
@@ -29,5 +31,5 @@ func main() {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	plugins.Serve(kafka.NewConnector())
+	plugins.Serve(kafka.NewConnector(), plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
 }

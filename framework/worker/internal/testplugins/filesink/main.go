@@ -20,11 +20,16 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/convert"
+	"github.com/connectd/connectd/framework/convert/schemaregistry"
+	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/plugins"
 )
 
-func main() { plugins.Serve(&connector{}) }
+func main() {
+	plugins.Serve(&connector{}, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+}
 
 type connector struct{ props map[string]string }
 
@@ -106,6 +111,8 @@ func render(v any) string {
 		return string(x)
 	case string:
 		return x
+	case *data.StructValue:
+		return x.String()
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -8,7 +8,9 @@
 // (huge.bytes of data: too large for the producer). poll.size bounds
 // records per Poll. With transaction.boundary=connector, commit.every=N
 // commits a transaction after every seq%N == N-1 and abort.at=S aborts
-// the open transaction right after seq S.
+// the open transaction right after seq S. With value.schema=order the
+// value is instead OrderValue(seq), a struct with logical types for the
+// Schema Registry converters' tests.
 package main
 
 import (
@@ -18,11 +20,45 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/convert"
+	"github.com/connectd/connectd/framework/convert/schemaregistry"
+	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/plugins"
 )
 
-func main() { plugins.Serve(&connector{}) }
+func main() {
+	plugins.Serve(&connector{}, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+}
+
+// orderSchema is the schema of value.schema=order records.
+var orderSchema = data.Build(data.Struct).Name("test.Order").
+	Field("seq", data.PrimitiveSchema(data.Int64)).
+	Field("total", data.DecimalSchema(2).MustSchema()).
+	Field("day", data.DateSchema().MustSchema()).
+	Field("at", data.TimeSchema().MustSchema()).
+	Field("ts", data.TimestampSchema().MustSchema()).
+	Field("note", data.OptionalSchema(data.String)).
+	Field("tags", data.ArrayOf(data.PrimitiveSchema(data.String)).MustSchema()).
+	Field("stock", data.MapOf(data.PrimitiveSchema(data.String), data.PrimitiveSchema(data.Int32)).MustSchema()).
+	MustSchema()
+
+// orderValue is the value.schema=order record of seq (tests recompute it:
+// keep in step with framework/worker's schemaregistry_test.go).
+func orderValue(seq int64) *data.StructValue {
+	v := data.NewStruct(orderSchema).
+		MustPut("seq", seq).
+		MustPut("total", data.NewDecimal(seq*100+25, 2)).
+		MustPut("day", data.DaysToDate(int32(20000+seq))).
+		MustPut("at", data.MillisToTime(int32(seq*1000+7))).
+		MustPut("ts", data.MillisToTimestamp(1764720000000+seq)).
+		MustPut("tags", []any{"t" + strconv.FormatInt(seq, 10)}).
+		MustPut("stock", map[string]any{"s": int32(seq)})
+	if seq%2 == 0 {
+		v.MustPut("note", "even")
+	}
+	return v
+}
 
 type connector struct{ props map[string]string }
 
@@ -37,6 +73,7 @@ func (c *connector) Spec() sdk.Spec {
 		{Name: "huge.bytes", Type: configdef.Int, Default: int32(2 << 20)},
 		{Name: "commit.every", Type: configdef.Long, Default: int64(0)},
 		{Name: "abort.at", Type: configdef.Long, Default: int64(-1)},
+		{Name: "value.schema", Type: configdef.String, Default: ""},
 	} {
 		k.Importance = configdef.Medium
 		def.Define(k)
@@ -80,6 +117,7 @@ type task struct {
 	tx              sdk.TransactionContext
 	commitEvery     int64
 	abortAt         int64
+	orders          bool
 }
 
 func atoi(s string, def int64) int64 {
@@ -105,6 +143,7 @@ func (t *task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[st
 	t.tx = tctx.Transactions()
 	t.commitEvery = atoi(props["commit.every"], 0)
 	t.abortAt = atoi(props["abort.at"], -1)
+	t.orders = props["value.schema"] == "order"
 	t.next = idx
 	if off := tctx.Offset(t.part); off != nil {
 		if f, ok := off["seq"].(float64); ok {
@@ -127,6 +166,10 @@ func (t *task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 		seq := t.next
 		t.next += t.step
 		var value any = map[string]any{"seq": seq}
+		var valueSchema *data.Schema
+		if t.orders {
+			value, valueSchema = orderValue(seq), orderSchema
+		}
 		if t.badEvery > 0 && seq%t.badEvery == t.badEvery-1 {
 			switch t.badValue {
 			case "unconvertible":
@@ -140,7 +183,7 @@ func (t *task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 		rec := &sdk.SourceRecord{
 			SourcePartition: t.part, SourceOffset: map[string]any{"seq": seq},
 			Topic: t.topic, Partition: sdk.AnyPartition,
-			Key: "k" + strconv.FormatInt(seq, 10), Value: value,
+			Key: "k" + strconv.FormatInt(seq, 10), Value: value, ValueSchema: valueSchema,
 		}
 		out = append(out, rec)
 		if t.tx != nil {
