@@ -48,10 +48,8 @@ func TestOnceAvroEndToEnd(t *testing.T) {
 	bootstrap := kafkatest.Bootstrap(t)
 	url := registrytest.URL(t)
 	const (
-		tasks       = 2 // quickstart/connectors/avro/orders-datagen.json
-		cardinality = 20
-		seed        = 42
-		iterations  = 500
+		tasks      = 2 // quickstart/connectors/avro/orders-datagen.json
+		iterations = 500
 	)
 	env := []string{"KAFKA_BOOTSTRAP=" + bootstrap, "SCHEMA_REGISTRY_URL=" + url}
 
@@ -94,6 +92,19 @@ func TestOnceAvroEndToEnd(t *testing.T) {
 		t.Fatalf("%d records in %s and %d in its replica, want %d each", len(orders), topic, len(replica), tasks*iterations)
 	}
 
+	checkAvroValues(t, topic, orders, tasks, iterations)
+	if a, b := sortedValues(orders), sortedValues(replica); !equalValues(a, b) {
+		t.Errorf("the replica's values are not the source's bytes (schema id and all)")
+	}
+}
+
+// checkAvroValues checks every value of the generator's topic: the magic
+// byte and a schema id the registry holds under the topic's subject (with
+// the logical types), the avrov2 deserializer's reading field for field
+// against the generator's seed, and each sequence number exactly once.
+func checkAvroValues(t *testing.T, topic string, orders []*kafka.Message, tasks int, iterations int64) {
+	t.Helper()
+	const seed, cardinality = 42, 20 // quickstart/connectors/avro/orders-datagen.json
 	client := registrytest.Client(t)
 	de, err := avrov2.NewDeserializer(client, serde.ValueSerde, avrov2.NewDeserializerConfig())
 	if err != nil {
@@ -146,9 +157,6 @@ func TestOnceAvroEndToEnd(t *testing.T) {
 	if len(ids) != 1 {
 		t.Errorf("values carry %d schema ids, want one: every record has the same schema", len(ids))
 	}
-	if a, b := sortedValues(orders), sortedValues(replica); !equalValues(a, b) {
-		t.Errorf("the replica's values are not the source's bytes (schema id and all)")
-	}
 }
 
 func sortedValues(msgs []*kafka.Message) [][]byte {
@@ -199,4 +207,33 @@ func registerCleanup(t *testing.T, dir, bootstrap, url, topic string) {
 			t.Errorf("quickstart cleanup: %v\n%s", err, out)
 		}
 	})
+}
+
+// --format avro's bad input: an unknown format, and no registry to use
+// with no Java to start one, each a one-line message before any build.
+func TestAvroBadInputIsOneLine(t *testing.T) {
+	dir := cleanClone(t)
+	for _, tc := range []struct {
+		name string
+		env  func(t *testing.T) []string
+		args []string
+		want []string
+	}{
+		{"unknown format", func(*testing.T) []string { return []string{"KAFKA_BOOTSTRAP=127.0.0.1:1"} },
+			[]string{"--once", "--format", "xml"}, []string{"--format must be json or avro", "xml"}},
+		{"no registry and no Java", func(t *testing.T) []string {
+			// An empty run directory: no registry.sh registry to reuse.
+			return []string{"PATH=" + pathWithout(t, "java"), "KAFKA_BOOTSTRAP=127.0.0.1:1",
+				"SCHEMA_REGISTRY_URL=", "CONNECTD_RUN_DIR=" + t.TempDir()}
+		}, []string{"--once", "--format", "avro"}, []string{"Java is not installed", "--format avro", "SCHEMA_REGISTRY_URL"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := quickstart(t, dir, time.Minute, tc.env(t), tc.args...)
+			oneLine(t, r, tc.want...)
+			if strings.Contains(r.stdout, "building") {
+				t.Errorf("the quickstart built before refusing:\n%s", r)
+			}
+			assertNothingLeft(t, dir)
+		})
+	}
 }
