@@ -263,6 +263,10 @@ if [[ $kafka_mode == start ]]; then
 fi
 
 registry_mode=none
+if [[ $format == json && -f $qs/owns-registry ]]; then
+  # A registry a killed --format avro run started: stop it at the end.
+  if scripts/registry.sh status >/dev/null 2>&1; then started_registry=yes; else rm -f "$qs/owns-registry"; fi
+fi
 if [[ $format == avro ]]; then
   if [[ -n ${SCHEMA_REGISTRY_URL:-} ]]; then
     registry_mode=given
