@@ -237,3 +237,46 @@ func TestAvroBadInputIsOneLine(t *testing.T) {
 		})
 	}
 }
+
+// Without SCHEMA_REGISTRY_URL and without a registry scripts/registry.sh
+// runs, --format avro starts one (scripts/registry.sh, in its own run
+// directory), runs the pipeline through it and stops it again: no
+// registry process and no registry.env are left.
+func TestAvroStartsAndStopsItsOwnRegistry(t *testing.T) {
+	dir := cleanClone(t)
+	bootstrap := kafkatest.Bootstrap(t)
+	registrytest.URL(t) // the registry's build and Java are on this machine
+	runDir := t.TempDir()
+	env := []string{"KAFKA_BOOTSTRAP=" + bootstrap, "SCHEMA_REGISTRY_URL=", "CONNECTD_RUN_DIR=" + runDir}
+	r := quickstart(t, dir, 10*time.Minute, env, "--once", "--format", "avro", "--records", "200",
+		"--rest-port", "0", "--no-prometheus", "--timeout", "240")
+	t.Cleanup(func() {
+		// Should the script have failed to stop it: stop it here, by its run directory.
+		down := exec.Command(filepath.Join(dir, "scripts", "registry.sh"), "down")
+		down.Env = append(os.Environ(), "CONNECTD_RUN_DIR="+runDir)
+		_ = down.Run()
+	})
+	if r.code != 0 {
+		t.Fatalf("make quickstart --once --format avro failed\n%s", r)
+	}
+	for _, want := range []string{
+		"starting one with scripts/registry.sh",
+		"400 records produced, replicated once each, applied once each; all 20 counters equal their expected totals",
+		"quickstart: verified",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q\n%s", want, r)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for left := processesUnder(runDir); len(left) > 0; left = processesUnder(runDir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the registry the quickstart started is still running:\n%s", strings.Join(left, "\n"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if exists(filepath.Join(runDir, "registry.env")) {
+		t.Errorf("registry.env is left in the run directory")
+	}
+	assertNothingLeft(t, dir)
+}
