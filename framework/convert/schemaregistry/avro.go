@@ -43,6 +43,7 @@ type AvroConverter struct {
 	// Caches; a converter is used by one goroutine at a time.
 	toAvro   map[*data.Schema]string // Avro schema JSON by Connect schema
 	fromAvro map[string]*avroEntry   // by Avro schema JSON
+	record   string                  // full name of the record being written
 }
 
 type avroEntry struct {
@@ -75,7 +76,7 @@ func (c *AvroConverter) Configure(props map[string]string, isKey bool) error {
 	if err != nil {
 		return fmt.Errorf("avro deserializer: %w", err)
 	}
-	strategy := subjectStrategy(s.strategy, avroRecordName)
+	strategy := subjectStrategy(s.strategy, avroRecordName, &c.record)
 	ser.SubjectNameStrategy, de.SubjectNameStrategy = strategy, strategy
 	c.set, c.isKey, c.client, c.ser, c.de = s, isKey, client, ser, de
 	c.toAvro = map[*data.Schema]string{}
@@ -121,6 +122,8 @@ func (c *AvroConverter) FromConnect(topic string, schema *data.Schema, value any
 		c.toAvro[schema] = text
 	}
 	info := schemaregistry.SchemaInfo{Schema: text}
+	c.record, _ = avroRecordName(info)
+	defer func() { c.record = "" }()
 	if c.set.useLatest {
 		info = schemaregistry.SchemaInfo{}
 	}

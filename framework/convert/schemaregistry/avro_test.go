@@ -82,8 +82,18 @@ func topicAndSubject(t *testing.T) (string, string) {
 
 func newAvro(t testing.TB, props map[string]string, isKey bool) convert.Converter {
 	t.Helper()
+	return newConverterRole(t, schemaregistry.AvroClass, props, isKey)
+}
+
+func newConverter(t testing.TB, class string, props map[string]string) convert.Converter {
+	t.Helper()
+	return newConverterRole(t, class, props, false)
+}
+
+func newConverterRole(t testing.TB, class string, props map[string]string, isKey bool) convert.Converter {
+	t.Helper()
 	set := convert.NewSet(schemaregistry.Infos()...)
-	c, err := set.New(schemaregistry.AvroClass, props, isKey)
+	c, err := set.New(class, props, isKey)
 	if err != nil {
 		t.Fatalf("configure AvroConverter: %v", err)
 	}

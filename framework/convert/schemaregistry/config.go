@@ -159,17 +159,35 @@ func parse(props map[string]string, isKey bool) (settings, error) {
 
 // subjectStrategy returns the subject name function for the strategy;
 // recordName extracts the record's full name from a schema.
-func subjectStrategy(strategy string, recordName func(schemaregistry.SchemaInfo) (string, error)) serde.SubjectNameStrategyFunc {
+//
+// The serde also asks for the subject without a schema (when it frames
+// with a known id, and when reading): hint then names the record being
+// written. It is empty when reading, where the subject only matters for
+// rules and reader schemas, which the converters do not use: the topic's
+// subject is given then.
+func subjectStrategy(strategy string, recordName func(schemaregistry.SchemaInfo) (string, error), hint *string) serde.SubjectNameStrategyFunc {
+	name := func(topic string, st serde.Type, info schemaregistry.SchemaInfo) (string, bool, error) {
+		if info.Schema != "" {
+			n, err := recordName(info)
+			return n, true, err
+		}
+		if *hint != "" {
+			return *hint, true, nil
+		}
+		n, err := serde.TopicNameStrategy(topic, st, info)
+		return n, false, err
+	}
 	switch strategy {
 	case RecordNameStrategy:
-		return func(_ string, _ serde.Type, info schemaregistry.SchemaInfo) (string, error) {
-			return recordName(info)
+		return func(topic string, st serde.Type, info schemaregistry.SchemaInfo) (string, error) {
+			n, _, err := name(topic, st, info)
+			return n, err
 		}
 	case TopicRecordNameStrategy:
-		return func(topic string, _ serde.Type, info schemaregistry.SchemaInfo) (string, error) {
-			n, err := recordName(info)
-			if err != nil {
-				return "", err
+		return func(topic string, st serde.Type, info schemaregistry.SchemaInfo) (string, error) {
+			n, isRecord, err := name(topic, st, info)
+			if err != nil || !isRecord {
+				return n, err
 			}
 			return topic + "-" + n, nil
 		}

@@ -47,6 +47,7 @@ type JSONSchemaConverter struct {
 	// Caches; a converter is used by one goroutine at a time.
 	toJSON   map[*data.Schema]string
 	fromJSON map[string]*data.Schema
+	record   string // title of the document being written
 }
 
 // Configure implements convert.Converter.
@@ -74,7 +75,7 @@ func (c *JSONSchemaConverter) Configure(props map[string]string, isKey bool) err
 	if err != nil {
 		return fmt.Errorf("json schema deserializer: %w", err)
 	}
-	strategy := subjectStrategy(s.strategy, jsonRecordName)
+	strategy := subjectStrategy(s.strategy, jsonRecordName, &c.record)
 	ser.SubjectNameStrategy, de.SubjectNameStrategy = strategy, strategy
 	c.set, c.client, c.ser, c.de = s, client, ser, de
 	c.toJSON = map[*data.Schema]string{}
@@ -121,6 +122,8 @@ func (c *JSONSchemaConverter) FromConnect(topic string, schema *data.Schema, val
 		c.toJSON[schema] = text
 	}
 	info := schemaregistry.SchemaInfo{Schema: text, SchemaType: "JSON"}
+	c.record = schema.Name
+	defer func() { c.record = "" }()
 	if c.set.useLatest {
 		info = schemaregistry.SchemaInfo{}
 	}

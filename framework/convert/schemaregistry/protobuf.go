@@ -67,6 +67,7 @@ type ProtobufConverter struct {
 	files    map[string]*desc.FileDescriptor // parsed registry schemas by text
 	fromDesc map[protoreflect.MessageDescriptor]*data.Schema
 	reading  *desc.FileDescriptor // the file MessageFactory resolves names in
+	record   string               // full name of the message being written
 }
 
 // Configure implements convert.Converter.
@@ -94,7 +95,7 @@ func (c *ProtobufConverter) Configure(props map[string]string, isKey bool) error
 	if err != nil {
 		return fmt.Errorf("protobuf deserializer: %w", err)
 	}
-	strategy := subjectStrategy(s.strategy, protoRecordName)
+	strategy := subjectStrategy(s.strategy, protoRecordName, &c.record)
 	ser.SubjectNameStrategy, de.SubjectNameStrategy = strategy, strategy
 	de.MessageFactory = c.newMessage
 	c.set, c.client, c.ser, c.de = s, client, ser, de
@@ -163,7 +164,9 @@ func (c *ProtobufConverter) FromConnect(topic string, schema *data.Schema, value
 	if err := fillMessage(msg, schema, value.(*data.StructValue)); err != nil {
 		return nil, err
 	}
+	c.record = string(md.FullName())
 	b, err := c.ser.Serialize(topic, msg)
+	c.record = ""
 	if err != nil {
 		return nil, classify(c.set.urls, "the Protobuf schema for topic "+topic, err)
 	}
