@@ -15,19 +15,29 @@
 # generator's seed predicts. Ctrl-C stops everything this script started,
 # and nothing else.
 #
-#   scripts/quickstart.sh [--once] [--rest-port N] [--prometheus-port N] [--no-prometheus]
-#                         [--records N] [--timeout SECONDS] [--keep-topics]
+#   scripts/quickstart.sh [--once] [--format json|avro] [--rest-port N] [--prometheus-port N]
+#                         [--no-prometheus] [--records N] [--timeout SECONDS] [--keep-topics]
 #
 #   --once             run a short pipeline to completion, verify the totals, stop, exit 0
 #                      (exit 1 if a total is wrong or it does not complete in time)
+#   --format F         json (default): JSON values without schemas;
+#                      avro: Avro values in the Confluent wire format through a Schema
+#                      Registry (quickstart/connectors/avro/: DatagenSource and
+#                      AerospikeSink with io.confluent.connect.avro.AvroConverter; the
+#                      replication copies the bytes, schema id and all)
 #   --rest-port N      REST port of the worker (default 8083; 0 picks a free port)
 #   --prometheus-port N  (default 9090; 0 picks a free port)
 #   --no-prometheus    do not start Prometheus even if it is installed
 #   --records N        records per generator task (default 20000, with --once 1500)
 #   --timeout SECONDS  with --once: how long the pipeline may take (default 300)
+#   --keep-topics      leave this run's topics and groups (and its Avro subject) on a
+#                      broker (registry) the quickstart did not start
 #
 # With KAFKA_BOOTSTRAP set, that broker is used (and left running) instead
-# of starting one. State and logs live in .run/quickstart/.
+# of starting one. With --format avro and SCHEMA_REGISTRY_URL set, that
+# registry is used (and left running); otherwise a registry that
+# scripts/registry.sh runs is reused, or one is started and stopped again.
+# State and logs live in .run/quickstart/.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,6 +52,7 @@ connectd=$repo/bin/connectd
 connectd_dev=$repo/bin/connectd-dev
 
 once=no
+format=json
 rest_port=8083
 prom_port=9090
 use_prometheus=yes
@@ -55,11 +66,12 @@ step() { printf '\n==> %s  [%ss]\n' "$*" "$SECONDS"; }
 # stops whatever was started.
 die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
 
-usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case $1 in
     --once) once=yes ;;
+    --format) format=${2:?--format needs json or avro}; shift ;;
     --rest-port) rest_port=${2:?--rest-port needs a port}; shift ;;
     --prometheus-port) prom_port=${2:?--prometheus-port needs a port}; shift ;;
     --no-prometheus) use_prometheus=no ;;
@@ -71,6 +83,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
+[[ $format == json || $format == avro ]] || die "--format must be json or avro, not '$format' (see: scripts/quickstart.sh --help)"
 for n in "$rest_port" "$prom_port" "$timeout_s" ${records:+"$records"}; do
   [[ $n =~ ^[0-9]+$ ]] || die "'$n' is not a number (see: scripts/quickstart.sh --help)"
 done
@@ -149,6 +162,7 @@ who_listens() { # best effort: "pid N (name)" of the process on a port
 }
 
 started_kafka=no
+started_registry=no
 started_any=no
 cleaning=no
 cleanup() {
@@ -158,7 +172,7 @@ cleanup() {
   trap '' INT TERM HUP
   # Stopping must go on even if the output is gone (a closed terminal or pipe).
   set +e
-  if [[ $started_any == no && $started_kafka == no ]]; then
+  if [[ $started_any == no && $started_kafka == no && $started_registry == no ]]; then
     exit "$rc"
   fi
   step "stopping what the quickstart started"
@@ -175,6 +189,17 @@ cleanup() {
     # shellcheck disable=SC2046
     "$connectd_dev" quickstart cleanup $(cat "$qs/files") --bootstrap "$KAFKA_BOOTSTRAP" \
       --worker-config quickstart/worker.properties >/dev/null 2>&1
+  fi
+  if [[ $started_registry == no && $keep_topics == no && -n ${SCHEMA_REGISTRY_URL:-} && -n ${QUICKSTART_ORDERS_TOPIC:-} ]]; then
+    # A registry that outlives us: remove this run's subject (soft, then
+    # permanent delete, as the Confluent API wants).
+    subject=$SCHEMA_REGISTRY_URL/subjects/$QUICKSTART_ORDERS_TOPIC-value
+    curl -sf -o /dev/null -X DELETE "$subject" 2>/dev/null &&
+      curl -sf -o /dev/null -X DELETE "$subject?permanent=true" 2>/dev/null
+  fi
+  if [[ $started_registry == yes ]]; then
+    scripts/registry.sh down 2>/dev/null
+    rm -f "$qs/owns-registry"
   fi
   if [[ $started_kafka == yes ]]; then
     scripts/kafka.sh down
@@ -237,6 +262,26 @@ if [[ $kafka_mode == start ]]; then
   command -v mvn >/dev/null || die "Maven is not installed: it downloads the Kafka broker from Maven Central (Debian/Ubuntu: apt-get install -y maven), or set KAFKA_BOOTSTRAP to a running broker"
 fi
 
+registry_mode=none
+if [[ $format == json && -f $qs/owns-registry ]]; then
+  # A registry a killed --format avro run started: stop it at the end.
+  if scripts/registry.sh status >/dev/null 2>&1; then started_registry=yes; else rm -f "$qs/owns-registry"; fi
+fi
+if [[ $format == avro ]]; then
+  if [[ -n ${SCHEMA_REGISTRY_URL:-} ]]; then
+    registry_mode=given
+  elif scripts/registry.sh status >/dev/null 2>&1; then
+    registry_mode=reuse
+    # A registry a killed quickstart started is ours to stop again.
+    [[ -f $qs/owns-registry ]] && started_registry=yes
+  else
+    rm -f "$qs/owns-registry"
+    registry_mode=start
+    command -v java >/dev/null || die "Java is not installed: the Schema Registry (--format avro) needs Java 17 or newer (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless), or set SCHEMA_REGISTRY_URL to a running registry"
+    command -v mvn >/dev/null || die "Maven is not installed: it downloads the Schema Registry (--format avro) from Maven Central (Debian/Ubuntu: apt-get install -y maven), or set SCHEMA_REGISTRY_URL to a running registry"
+  fi
+fi
+
 [[ $rest_port == 0 ]] && rest_port=$(free_port)
 if port_busy "$rest_port"; then
   die "port $rest_port is already in use$(who_listens "$rest_port"); stop that process or pick another port: make quickstart QUICKSTART_ARGS='--rest-port 0'"
@@ -261,14 +306,17 @@ make --no-print-directory build build-dev plugins >"$qs/logs/build.log" 2>&1 || 
 }
 "$connectd" version | sed "s/^/  /"
 
-# The pipeline's stages are the plugins this checkout has.
-files=(--source quickstart/connectors/orders-datagen.json)
+# The pipeline's stages are the plugins this checkout has. Only the ends
+# differ by format: the replication copies bytes either way.
+conn_dir=quickstart/connectors
+[[ $format == avro ]] && conn_dir=quickstart/connectors/avro
+files=(--source $conn_dir/orders-datagen.json)
 pipeline="DatagenSource"
 if [[ -x bin/plugins/connectd-kafka-replication ]]; then
   files+=(--replication quickstart/connectors/orders-replication.json)
   pipeline+=" → KafkaReplicationSource"
   if [[ -x bin/plugins/connectd-aerospike-sink ]]; then
-    files+=(--sink quickstart/connectors/orders-aerospike.json)
+    files+=(--sink $conn_dir/orders-aerospike.json)
     pipeline+=" → AerospikeSink"
   fi
 fi
@@ -297,9 +345,37 @@ run_id=$(date +%Y%m%d-%H%M%S)-$$
 export KAFKA_BOOTSTRAP
 export QUICKSTART_GROUP=connectd-quickstart-$run_id
 export QUICKSTART_ORDERS_TOPIC=quickstart-$run_id-orders
+say "QUICKSTART_ORDERS_TOPIC=$QUICKSTART_ORDERS_TOPIC"
 export QUICKSTART_REST_PORT=$rest_port
 export QUICKSTART_ITERATIONS=$records
 if [[ $once == yes ]]; then export QUICKSTART_MAX_INTERVAL_MS=0; else export QUICKSTART_MAX_INTERVAL_MS=10; fi
+
+# ---------------------------------------------------------------- Schema Registry
+
+if [[ $format == avro ]]; then
+  step "Schema Registry (--format avro)"
+  case $registry_mode in
+    given) say "using the registry at SCHEMA_REGISTRY_URL=$SCHEMA_REGISTRY_URL" ;;
+    reuse) say "reusing the running registry" ;;
+    start)
+      touch "$qs/owns-registry"
+      started_registry=yes
+      say "starting one with scripts/registry.sh (the first start builds it from Maven Central: a few minutes)"
+      scripts/registry.sh up >/dev/null 2>"$qs/logs/registry.log" || {
+        tail -n 3 "$qs/logs/registry.log" >&2
+        die "the Schema Registry did not start; see ${qs#"$repo"/}/logs/registry.log, or set SCHEMA_REGISTRY_URL to a running registry"
+      }
+      ;;
+  esac
+  if [[ -z ${SCHEMA_REGISTRY_URL:-} ]]; then
+    SCHEMA_REGISTRY_URL=$(sed -n 's/^SCHEMA_REGISTRY_URL=//p' "$run_dir/registry.env")
+  fi
+  [[ -n $SCHEMA_REGISTRY_URL ]] || die "no SCHEMA_REGISTRY_URL in ${run_dir}/registry.env after scripts/registry.sh"
+  curl -sf -o /dev/null "$SCHEMA_REGISTRY_URL/subjects" ||
+    die "the Schema Registry at $SCHEMA_REGISTRY_URL does not answer GET /subjects; start one with scripts/registry.sh up or fix SCHEMA_REGISTRY_URL"
+  export SCHEMA_REGISTRY_URL
+  say "SCHEMA_REGISTRY_URL=$SCHEMA_REGISTRY_URL"
+fi
 
 # ---------------------------------------------------------------- Aerospike
 
@@ -394,9 +470,9 @@ step "deploying the pipeline: $pipeline"
 deploy() {
   "$connectd" connectors create -f "$1" --url "$rest_url" | sed 's/^/  /'
 }
-deploy quickstart/connectors/orders-datagen.json
+deploy $conn_dir/orders-datagen.json
 [[ " ${files[*]} " == *" --replication "* ]] && deploy quickstart/connectors/orders-replication.json
-[[ " ${files[*]} " == *" --sink "* ]] && deploy quickstart/connectors/orders-aerospike.json
+[[ " ${files[*]} " == *" --sink "* ]] && deploy $conn_dir/orders-aerospike.json
 
 if [[ " ${files[*]} " != *" --sink "* ]]; then
   say "  (this checkout has no KafkaReplicationSource/AerospikeSink plugins yet: the pipeline stops at the topic)"

@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/connectd/connectd/framework/configdef"
+	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/framework/sdk"
 )
 
@@ -24,6 +26,7 @@ const (
 	KeyMaxInterval = "max.interval"
 	KeyCardinality = "key.cardinality"
 	KeySeed        = "random.seed"
+	KeyValueStruct = "value.struct"
 
 	// Set by TaskConfigs for each task.
 	keyTaskIndex = "datagen.task.index"
@@ -57,7 +60,12 @@ func configDef() *configdef.Def {
 			Width: configdef.WidthShort, DisplayName: "Key cardinality"}).
 		Define(configdef.Key{Name: KeySeed, Type: configdef.Long, Default: int64(0), Importance: configdef.Low,
 			Documentation: "Seed of the generated contents: the same seed gives the same records.", Group: g, OrderInGroup: 6,
-			Width: configdef.WidthShort, DisplayName: "Random seed"})
+			Width: configdef.WidthShort, DisplayName: "Random seed"}).
+		Define(configdef.Key{Name: KeyValueStruct, Type: configdef.Boolean, Default: false, Importance: configdef.Medium,
+			Documentation: "Emit values as Structs with a schema (counter adds a Timestamp field created_at and a Decimal field price), " +
+				"as Schema Registry converters such as io.confluent.connect.avro.AvroConverter need; false emits schemaless maps " +
+				"for org.apache.kafka.connect.json.JsonConverter with schemas.enable=false.",
+			Group: g, OrderInGroup: 7, Width: configdef.WidthShort, DisplayName: "Struct values"})
 }
 
 // Connector is DatagenSource.
@@ -87,6 +95,7 @@ type config struct {
 	maxInterval time.Duration
 	cardinality int
 	seed        int64
+	structs     bool
 }
 
 func parse(props map[string]string) (config, []sdk.FieldError) {
@@ -115,6 +124,13 @@ func parse(props map[string]string) (config, []sdk.FieldError) {
 		default:
 			set(n)
 		}
+	}
+	if v, ok := props[KeyValueStruct]; ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil || !strings.EqualFold(strings.TrimSpace(v), strconv.FormatBool(b)) {
+			errs = append(errs, sdk.FieldError{Key: KeyValueStruct, Message: fmt.Sprintf("Invalid value %s for configuration %s: Expected value to be either true or false", v, KeyValueStruct)})
+		}
+		cfg.structs = b
 	}
 	num(KeyIterations, 0, func(n int64) { cfg.iterations = n })
 	num(KeyMaxInterval, 0, func(n int64) { cfg.maxInterval = time.Duration(n) * time.Millisecond })
@@ -254,7 +270,7 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	recs := make([]sdk.SourceRecord, n)
 	for i := range out {
 		seq := t.next
-		key, value := t.generate(seq)
+		key, value, schema := t.generate(seq)
 		recs[i] = sdk.SourceRecord{
 			SourcePartition: t.partition,
 			SourceOffset:    map[string]any{"seq": seq},
@@ -262,6 +278,7 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 			Partition:       sdk.AnyPartition,
 			Key:             key,
 			Value:           value,
+			ValueSchema:     schema,
 		}
 		out[i] = &recs[i]
 		t.next += t.count
@@ -270,13 +287,21 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	return out, nil
 }
 
-func (t *Task) generate(seq int64) (string, map[string]any) {
+// generate returns a record's key and value, and the value's schema when
+// value.struct is set (nil: a schemaless map).
+func (t *Task) generate(seq int64) (string, any, *data.Schema) {
 	if t.cfg.quickstart == Pageviews {
 		p := PageviewAt(t.cfg.seed, t.cfg.cardinality, seq)
-		return p.UserID, map[string]any{"viewtime": p.ViewTime, "userid": p.UserID, "pageid": p.PageID}
+		if t.cfg.structs {
+			return p.UserID, PageviewStruct(p), PageviewSchema
+		}
+		return p.UserID, map[string]any{"viewtime": p.ViewTime, "userid": p.UserID, "pageid": p.PageID}, nil
 	}
 	c := CounterAt(t.cfg.seed, t.cfg.cardinality, seq)
-	return c.Key, map[string]any{"key": c.Key, "amount": c.Amount, "seq": c.Seq}
+	if t.cfg.structs {
+		return c.Key, CounterStruct(c), CounterSchema
+	}
+	return c.Key, map[string]any{"key": c.Key, "amount": c.Amount, "seq": c.Seq}, nil
 }
 
 func (t *Task) Commit(context.Context, []sdk.SourceOffset) error { return nil }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/connectd/connectd/connectors/datagen"
 	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/plugins/host"
 	"github.com/connectd/connectd/plugins/plugintest"
 )
@@ -141,5 +142,72 @@ func TestPausedPollsReturnWithinASecond(t *testing.T) {
 		if len(recs) > 1 {
 			t.Fatalf("%d records in one paused poll", len(recs))
 		}
+	}
+}
+
+// TestStructValues: with value.struct=true every value is a Struct of the
+// quickstart's named schema whose fields equal the map form's, with the
+// logical fields derived from seq; a value that is not a boolean is refused.
+func TestStructValues(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		quickstart string
+		schema     *data.Schema
+		check      func(t *testing.T, seq int64, key string, v *data.StructValue)
+	}{
+		{datagen.Counter, datagen.CounterSchema, func(t *testing.T, seq int64, key string, v *data.StructValue) {
+			want := datagen.CounterAt(42, 5, seq)
+			got := map[string]any{}
+			for _, f := range []string{"key", "amount", "seq", "created_at", "price"} {
+				got[f], _ = v.Get(f)
+			}
+			price, _ := got["price"].(data.Decimal)
+			if key != want.Key || got["key"] != want.Key || got["amount"] != want.Amount || got["seq"] != seq ||
+				!got["created_at"].(time.Time).Equal(want.CreatedAt()) || !price.Equal(want.Price()) {
+				t.Fatalf("seq %d: key %q value %v, want %+v", seq, key, got, want)
+			}
+			if want.Price().PlainString() != data.NewDecimal(want.Amount*125, 2).PlainString() {
+				t.Fatalf("price %s", want.Price())
+			}
+		}},
+		{datagen.Pageviews, datagen.PageviewSchema, func(t *testing.T, seq int64, key string, v *data.StructValue) {
+			want := datagen.PageviewAt(42, 5, seq)
+			vt, _ := v.Get("viewtime")
+			u, _ := v.Get("userid")
+			p, _ := v.Get("pageid")
+			if key != want.UserID || vt != want.ViewTime || u != want.UserID || p != want.PageID {
+				t.Fatalf("seq %d: %v %v %v, want %+v", seq, vt, u, p, want)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.quickstart, func(t *testing.T) {
+			props := config()
+			props["quickstart"] = tc.quickstart
+			props["value.struct"] = "true"
+			task := datagen.New().NewTask()
+			if err := task.Start(ctx, stubContext{}, props); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := task.Poll(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) == 0 {
+				t.Fatal("no records")
+			}
+			for _, r := range recs {
+				v, ok := r.Value.(*data.StructValue)
+				if !ok || r.ValueSchema != tc.schema || v.Schema() != tc.schema {
+					t.Fatalf("value %T schema %v, want a struct of %v", r.Value, r.ValueSchema, tc.schema)
+				}
+				tc.check(t, r.SourceOffset["seq"].(int64), r.Key.(string), v)
+			}
+		})
+	}
+	bad := config()
+	bad["value.struct"] = "yes"
+	if errs := datagen.New().Validate(ctx, bad); len(errs) != 1 || errs[0].Key != "value.struct" {
+		t.Fatalf("value.struct=yes: %v", errs)
 	}
 }

@@ -18,8 +18,12 @@
 // task resumes after its committed seq. Changing tasks.max changes the
 // split; offsets of the old split then no longer line up.
 //
-// Values are schemaless map[string]any, so JsonConverter with
-// schemas.enable=false writes plain JSON.
+// Values are schemaless map[string]any by default, so JsonConverter with
+// schemas.enable=false writes plain JSON. With value.struct=true they are
+// Structs of a fixed, named schema (CounterSchema, PageviewSchema), which
+// Schema Registry converters such as AvroConverter need; the counter's
+// struct adds created_at (Timestamp) and price (Decimal, amount × 1.25),
+// both pure functions of seq, so logical types can be checked end to end.
 //
 // What this package must not do: depend on Kafka or on the worker; it is a
 // plain SDK connector.

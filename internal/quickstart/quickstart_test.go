@@ -35,25 +35,58 @@ var repoFiles = Files{
 	Sink:        "../../quickstart/connectors/orders-aerospike.json",
 }
 
-// The repository's connector files form the pipeline the watcher checks,
-// and the expected totals are the generator's.
+var repoAvroFiles = Files{
+	Source:      "../../quickstart/connectors/avro/orders-datagen.json",
+	Replication: repoFiles.Replication,
+	Sink:        "../../quickstart/connectors/avro/orders-aerospike.json",
+}
+
+// The repository's connector files, JSON and Avro (--format avro), form
+// the pipeline the watcher checks, and the expected totals are the
+// generator's.
 func TestLoadRepositoryPipeline(t *testing.T) {
-	p, err := Load(repoFiles, resolver(quickstartEnv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.OrdersTopic != "orders" || p.ReplicaTopic != "orders.replica" || p.SinkTopic != "orders.replica" {
-		t.Fatalf("topics %q %q %q", p.OrdersTopic, p.ReplicaTopic, p.SinkTopic)
-	}
-	if p.SinkGroup() != "connect-quickstart-aerospike" || p.Namespace != "test" || p.Set != "orders" {
-		t.Fatalf("sink %q %q %q", p.SinkGroup(), p.Namespace, p.Set)
-	}
-	sums, _ := datagen.ExpectedSums(p.Seed, p.Cardinality, p.Tasks, p.Iterations)
-	if !maps.Equal(sums, p.ExpectedAmounts) || p.ExpectedRecords != int64(p.Tasks)*100 {
-		t.Fatalf("expected totals %v / %d", p.ExpectedAmounts, p.ExpectedRecords)
-	}
-	if len(p.Connectors()) != 3 {
-		t.Fatalf("connectors %v", p.Connectors())
+	avroEnv := maps.Clone(quickstartEnv)
+	avroEnv["SCHEMA_REGISTRY_URL"] = "http://127.0.0.1:8081"
+	for _, tc := range []struct {
+		name           string
+		files          Files
+		env            env
+		valueConverter string
+	}{
+		{"json", repoFiles, quickstartEnv, "org.apache.kafka.connect.json.JsonConverter"},
+		{"avro", repoAvroFiles, avroEnv, "io.confluent.connect.avro.AvroConverter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Load(tc.files, resolver(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.OrdersTopic != "orders" || p.ReplicaTopic != "orders.replica" || p.SinkTopic != "orders.replica" {
+				t.Fatalf("topics %q %q %q", p.OrdersTopic, p.ReplicaTopic, p.SinkTopic)
+			}
+			if p.SinkGroup() != "connect-quickstart-aerospike" || p.Namespace != "test" || p.Set != "orders" {
+				t.Fatalf("sink %q %q %q", p.SinkGroup(), p.Namespace, p.Set)
+			}
+			sums, _ := datagen.ExpectedSums(p.Seed, p.Cardinality, p.Tasks, p.Iterations)
+			if !maps.Equal(sums, p.ExpectedAmounts) || p.ExpectedRecords != int64(p.Tasks)*100 {
+				t.Fatalf("expected totals %v / %d", p.ExpectedAmounts, p.ExpectedRecords)
+			}
+			if len(p.Connectors()) != 3 {
+				t.Fatalf("connectors %v", p.Connectors())
+			}
+			// Both ends use the format's converter; the replication copies bytes.
+			if p.Source.Config["value.converter"] != tc.valueConverter || p.Sink.Config["value.converter"] != tc.valueConverter ||
+				p.Replication.Config["value.converter"] != "org.apache.kafka.connect.converters.ByteArrayConverter" {
+				t.Fatalf("value converters %q → %q → %q", p.Source.Config["value.converter"],
+					p.Replication.Config["value.converter"], p.Sink.Config["value.converter"])
+			}
+			if tc.name == "avro" && (p.Source.Config[datagen.KeyValueStruct] != "true" ||
+				p.Source.Config["value.converter.schema.registry.url"] != "http://127.0.0.1:8081" ||
+				p.Sink.Config["value.converter.schema.registry.url"] != "http://127.0.0.1:8081") {
+				t.Fatalf("avro files: value.struct %q, registry %q / %q", p.Source.Config[datagen.KeyValueStruct],
+					p.Source.Config["value.converter.schema.registry.url"], p.Sink.Config["value.converter.schema.registry.url"])
+			}
+		})
 	}
 }
 

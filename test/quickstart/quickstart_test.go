@@ -186,7 +186,9 @@ func TestMissingJavaAndMavenAreOneLine(t *testing.T) {
 	for _, tool := range []string{"java", "mvn"} {
 		t.Run(tool, func(t *testing.T) {
 			path := pathWithout(t, tool)
-			r := quickstart(t, dir, time.Minute, []string{"PATH=" + path, "KAFKA_BOOTSTRAP="}, "--once")
+			// An empty run directory too: a broker scripts/kafka.sh runs (the
+			// test machine's shared one) must not be reused.
+			r := quickstart(t, dir, time.Minute, []string{"PATH=" + path, "KAFKA_BOOTSTRAP=", "CONNECTD_RUN_DIR=" + t.TempDir()}, "--once")
 			name := map[string]string{"java": "Java is not installed", "mvn": "Maven is not installed"}[tool]
 			oneLine(t, r, name, "apt-get install", "KAFKA_BOOTSTRAP")
 			if strings.Contains(r.stdout, "building") {
