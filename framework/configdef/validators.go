@@ -284,6 +284,41 @@ func (m matches) Validate(key string, value any) error {
 
 func (m matches) String() string { return "string matching " + m.expr }
 
+type topicName struct{ optional bool }
+
+// TopicName accepts a legal Kafka topic name: 1 to 249 characters of ASCII
+// letters, digits, '.', '_' and '-', not "." or "..". With optional, ""
+// (no topic) is accepted too. A name the broker would refuse is refused
+// with the config, not when a task first touches the topic.
+func TopicName(optional bool) Validator { return topicName{optional: optional} }
+
+func (v topicName) Validate(key string, value any) error {
+	s, _ := value.(string)
+	switch {
+	case s == "" && v.optional:
+		return nil
+	case s == "":
+		return Invalid(key, value, "String must be non-empty")
+	case len(s) > 249:
+		return Invalid(key, value, fmt.Sprintf("Topic name is %d characters long, Kafka allows at most 249", len(s)))
+	case s == "." || s == "..":
+		return Invalid(key, value, "Topic name cannot be \".\" or \"..\"")
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return Invalid(key, value, "Topic name is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'")
+		}
+	}
+	return nil
+}
+
+func (v topicName) String() string {
+	if v.optional {
+		return "empty, or a legal topic name"
+	}
+	return "a legal topic name"
+}
+
 type all []Validator
 
 // All runs every validator in order and reports the first failure (Kafka's

@@ -172,7 +172,7 @@ func CommonDefWith(t sdk.Type, set *convert.Set) *configdef.Def {
 			Define(configdef.Key{Name: KeyTopicsRegex, Type: configdef.String, Default: "", Validator: configdef.Regex(), Importance: configdef.High,
 				Documentation: "Regular expression giving topics to consume (RE2 syntax, matched against the whole topic name). Only one of topics or topics.regex should be specified.",
 				Group:         GroupCommon, OrderInGroup: 4, Width: configdef.WidthLong, DisplayName: "Topics regex"}).
-			Define(configdef.Key{Name: KeyDLQTopic, Type: configdef.String, Default: "", Importance: configdef.Medium,
+			Define(configdef.Key{Name: KeyDLQTopic, Type: configdef.String, Default: "", Validator: configdef.TopicName(true), Importance: configdef.Medium,
 				Documentation: "The name of the topic to be used as the dead letter queue (DLQ) for messages that result in an error when processed by this sink connector, or its transformations or converters. The topic name is blank by default, which means that no messages are to be recorded in the DLQ.",
 				Group:         GroupErrors, OrderInGroup: 6, Width: configdef.WidthMedium, DisplayName: "Dead Letter Queue Topic Name"}).
 			Define(configdef.Key{Name: KeyDLQReplicationFactor, Type: configdef.Short, Default: 3, Importance: configdef.Medium,
@@ -200,7 +200,7 @@ func CommonDefWith(t sdk.Type, set *convert.Set) *configdef.Def {
 				Recommender: configdef.VisibleWhen(KeyTransactionBoundary, BoundaryInterval), Importance: configdef.Low,
 				Documentation: "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction commits by connector tasks. If unset, defaults to the value of the worker-level 'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is specified.",
 				Group:         GroupExactlyOnce, OrderInGroup: 3, Width: configdef.WidthShort, DisplayName: "Transaction boundary interval"}).
-			Define(configdef.Key{Name: KeyOffsetsStorageTopic, Type: configdef.String, Validator: configdef.NonEmptyString(), Importance: configdef.Low,
+			Define(configdef.Key{Name: KeyOffsetsStorageTopic, Type: configdef.String, Validator: configdef.TopicName(false), Importance: configdef.Low,
 				Documentation: "The name of a separate offsets topic to use for this connector. If empty or not specified, the worker's global offsets topic name will be used. If specified, the offsets topic will be created if it does not already exist on the Kafka cluster targeted by this connector.",
 				Group:         GroupOffsetsTopic, OrderInGroup: 1, Width: configdef.WidthLong, DisplayName: "Offsets topic"})
 	}

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -338,6 +339,12 @@ func metricSum(t *testing.T, cfg worker.Config, name string, match map[string]st
 // high watermark at the start (waiting for the transactions open then to
 // end), without waiting for the topic to go quiet (kafkatest.ReadAll
 // does, which a running source never does).
+// transient reports a client error that a retry may not see again.
+func transient(err error) bool {
+	var ke kafka.Error
+	return errors.As(err, &ke) && (ke.IsRetriable() || ke.Code() == kafka.ErrTransport || ke.Code() == kafka.ErrAllBrokersDown || ke.Code() == kafka.ErrTimedOut)
+}
+
 func committedNow(t *testing.T, topic string) []*kafka.Message {
 	t.Helper()
 	c, err := kafka.NewConsumer(&kafka.ConfigMap{
@@ -349,6 +356,13 @@ func committedNow(t *testing.T, topic string) []*kafka.Message {
 	}
 	defer c.Close()
 	md, err := c.GetMetadata(&topic, false, 10000)
+	for retry := 0; err != nil && transient(err) && retry < 5; retry++ {
+		// A loaded broker can drop a connection (a crash test's workers
+		// are being SIGKILLed meanwhile): ask again rather than fail the
+		// count.
+		time.Sleep(time.Duration(retry+1) * 200 * time.Millisecond)
+		md, err = c.GetMetadata(&topic, false, 10000)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -432,6 +432,13 @@ func (a *acker) close(ctx context.Context) {
 // produce produces one message, waiting while librdkafka's queue is full
 // (back-pressure from the broker) until hard ends.
 func produce(hard context.Context, p *kafka.Producer, m *kafka.Message) error {
+	if t := m.TopicPartition.Topic; t != nil && (len(*t) == 0 || len(*t) > maxTopicNameLen) {
+		// confluent-kafka-go panics on a name librdkafka refuses to
+		// create a topic handle for (over 512 bytes): a record's topic
+		// comes from the connector, so it is refused here, as the broker
+		// refuses the other illegal names.
+		return fmt.Errorf("%w: %d bytes (Kafka topic names have 1 to %d)", errTopicName, len(*t), maxTopicNameLen)
+	}
 	wait := 100 * time.Microsecond
 	for {
 		err := p.Produce(m, nil)
@@ -449,6 +456,12 @@ func produce(hard context.Context, p *kafka.Producer, m *kafka.Message) error {
 		wait = min(2*wait, 10*time.Millisecond)
 	}
 }
+
+// maxTopicNameLen is Kafka's limit on topic names.
+const maxTopicNameLen = 249
+
+// errTopicName is a record whose topic no Kafka cluster accepts.
+var errTopicName = errors.New("illegal topic name")
 
 func isQueueFull(err error) bool {
 	var ke kafka.Error

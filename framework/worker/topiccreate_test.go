@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +262,28 @@ func TestSourceFailsWhenItsTopicIsDeleted(t *testing.T) {
 	ev := st.waitFor(t, name+"-0", worker.StateFailed, 2*time.Minute)
 	if !strings.Contains(ev.trace, "topic "+topic+" does not exist") {
 		t.Errorf("trace does not say topic %s is missing: %s", topic, ev.trace)
+	}
+}
+
+// TestSourceRecordWithOverlongTopicFails: a connector whose records name a
+// topic longer than Kafka allows (librdkafka cannot even open a handle for
+// one over 512 bytes, and confluent-kafka-go panics on it) fails its task
+// with a trace saying why, and the worker never panics.
+func TestSourceRecordWithOverlongTopicFails(t *testing.T) {
+	for _, eos := range []bool{true, false} {
+		t.Run(fmt.Sprintf("exactly-once=%v", eos), func(t *testing.T) {
+			e := newEnv(t)
+			cfg := e.config(eos)
+			w, st := e.start(cfg)
+			props := datagenProps(strings.Repeat("t", 600), 1, 1000)
+			props["topic.creation.default.replication.factor"] = "1"
+			props["topic.creation.default.partitions"] = "1"
+			name := kafkatest.UniqueName(t, "c")
+			e.run(w, name, props)
+			ev := st.waitFor(t, name+"-0", worker.StateFailed, 30*time.Second)
+			if strings.Contains(ev.trace, "panicked") || !strings.Contains(ev.trace, "Invalid topic") && !strings.Contains(ev.trace, "249") {
+				t.Errorf("trace = %.300s; want the broker's refusal or the topic-name limit, no panic", ev.trace)
+			}
+		})
 	}
 }

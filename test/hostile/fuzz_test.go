@@ -257,7 +257,7 @@ func TestRESTFuzz(t *testing.T) {
 	for i, w := range ws {
 		healthyAfter(t, w.url, g.topic, fmt.Sprintf("hostile-after-fuzz-%d", i))
 		if log := logText(w.log); strings.Contains(log, "panicked") {
-			t.Errorf("HOSTILE_SEED=%d: a REST handler of %s panicked:\n%s", set.seed, w.url, tail(w.log))
+			t.Errorf("HOSTILE_SEED=%d: a REST handler of %s panicked:\n%s", set.seed, w.url, around(log, "panicked", 40))
 		}
 	}
 	alive()

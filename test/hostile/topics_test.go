@@ -220,3 +220,15 @@ func logText(path string) string {
 	data, _ := os.ReadFile(path)
 	return string(data)
 }
+
+// around returns the first line of log containing needle and the n lines
+// after it (a panic's stack), where the log's tail would show later noise.
+func around(log, needle string, n int) string {
+	lines := strings.Split(log, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, needle) {
+			return strings.Join(lines[i:min(len(lines), i+1+n)], "\n")
+		}
+	}
+	return ""
+}
