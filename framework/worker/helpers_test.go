@@ -378,6 +378,11 @@ func committedNow(t *testing.T, topic string) []*kafka.Message {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := admin.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
+	for retry := 0; err != nil && retry < 5 && (transient(err) || strings.Contains(err.Error(), "No leaders found")); retry++ {
+		// Leaders are briefly unknown to a client of a loaded broker.
+		time.Sleep(time.Duration(retry+1) * 200 * time.Millisecond)
+		res, err = admin.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(kafka.IsolationLevelReadUncommitted))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,9 +214,11 @@ func (c Cluster) DeleteTopics(t testing.TB, names ...string) {
 		return
 	}
 	defer a.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A loaded broker (the whole suite runs three packages at a time) can
+	// take longer than a test would wait for a delete it does not watch.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	res, err := a.DeleteTopics(ctx, names, kafka.SetAdminOperationTimeout(20*time.Second))
+	res, err := a.DeleteTopics(ctx, names, kafka.SetAdminOperationTimeout(60*time.Second))
 	if err != nil {
 		t.Errorf("kafkatest: delete topics %v: %v", names, err)
 		return
