@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
-	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/avrov2"
 	"github.com/hamba/avro/v2"
 
@@ -53,17 +52,9 @@ type avroEntry struct {
 
 // Configure implements convert.Converter.
 func (c *AvroConverter) Configure(props map[string]string, isKey bool) error {
-	s, err := parse(props, isKey)
+	s, client, st, err := connect(props, isKey)
 	if err != nil {
 		return err
-	}
-	client, err := schemaregistry.NewClient(s.client)
-	if err != nil {
-		return fmt.Errorf("schema registry client for %s: %w", s.urls, err)
-	}
-	st := serde.ValueSerde
-	if isKey {
-		st = serde.KeySerde
 	}
 	sc := avrov2.NewSerializerConfig()
 	sc.AutoRegisterSchemas = s.autoRegister

@@ -108,6 +108,24 @@ type settings struct {
 	strategy     string
 }
 
+// connect parses a converter's settings and opens its registry client; it
+// also returns whether the serde works on keys or values.
+func connect(props map[string]string, isKey bool) (settings, schemaregistry.Client, serde.Type, error) {
+	s, err := parse(props, isKey)
+	if err != nil {
+		return settings{}, nil, 0, err
+	}
+	client, err := schemaregistry.NewClient(s.client)
+	if err != nil {
+		return settings{}, nil, 0, fmt.Errorf("schema registry client for %s: %w", s.urls, err)
+	}
+	st := serde.ValueSerde
+	if isKey {
+		st = serde.KeySerde
+	}
+	return s, client, st, nil
+}
+
 func parse(props map[string]string, isKey bool) (settings, error) {
 	p := make(map[string]string, len(props)+1)
 	for k, v := range props {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
-	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/jsonschema"
 
 	"github.com/connectd/connectd/framework/data"
@@ -52,17 +51,9 @@ type JSONSchemaConverter struct {
 
 // Configure implements convert.Converter.
 func (c *JSONSchemaConverter) Configure(props map[string]string, isKey bool) error {
-	s, err := parse(props, isKey)
+	s, client, st, err := connect(props, isKey)
 	if err != nil {
 		return err
-	}
-	client, err := schemaregistry.NewClient(s.client)
-	if err != nil {
-		return fmt.Errorf("schema registry client for %s: %w", s.urls, err)
-	}
-	st := serde.ValueSerde
-	if isKey {
-		st = serde.KeySerde
 	}
 	sc := jsonschema.NewSerializerConfig()
 	sc.AutoRegisterSchemas = s.autoRegister

@@ -11,7 +11,6 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/confluent"
-	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde"
 	"github.com/confluentinc/confluent-kafka-go/v2/schemaregistry/serde/protobuf"
 	//lint:ignore SA1019 confluent-kafka-go's protobuf serde parses registry schemas with jhump/protoreflect; parsing them the same way keeps the descriptors identical to its own
 	"github.com/jhump/protoreflect/desc"
@@ -74,17 +73,9 @@ type ProtobufConverter struct {
 
 // Configure implements convert.Converter.
 func (c *ProtobufConverter) Configure(props map[string]string, isKey bool) error {
-	s, err := parse(props, isKey)
+	s, client, st, err := connect(props, isKey)
 	if err != nil {
 		return err
-	}
-	client, err := schemaregistry.NewClient(s.client)
-	if err != nil {
-		return fmt.Errorf("schema registry client for %s: %w", s.urls, err)
-	}
-	st := serde.ValueSerde
-	if isKey {
-		st = serde.KeySerde
 	}
 	sc := protobuf.NewSerializerConfig()
 	sc.AutoRegisterSchemas = s.autoRegister
