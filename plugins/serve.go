@@ -18,14 +18,20 @@ import (
 	"github.com/connectd/connectd/plugins/internal/wire"
 )
 
-// Serve runs c as a connectd plugin and does not return: it exits the
-// process when the host stops it, when the host dies, or after answering a
-// command run by hand (`<binary> spec`).
+// Serve runs the connector newConnector makes as a connectd plugin and
+// does not return: it exits the process when the host stops it, when the
+// host dies, or after answering a command run by hand (`<binary> spec`).
+//
+// One plugin process serves every connector of its class on a worker (or
+// one connector, with plugin.isolation=connector), so Serve makes an
+// instance per connector started, one per task and one per validation,
+// and one to read the Spec from. Instances share nothing unless the
+// constructor makes them.
 //
 // Nothing may write to stdout before Serve: go-plugin's handshake line must
 // be the first line there.
-func Serve(c sdk.Connector, opts ...ServeOption) {
-	os.Exit(serve(c, os.Args[1:], os.Stdout, os.Stderr, os.Getenv, opts...))
+func Serve[C sdk.Connector](newConnector func() C, opts ...ServeOption) {
+	os.Exit(serve(func() sdk.Connector { return newConnector() }, os.Args[1:], os.Stdout, os.Stderr, os.Getenv, opts...))
 }
 
 // ServeOption adjusts how Serve runs a plugin.
@@ -43,11 +49,12 @@ func WithConverters(set *convert.Set) ServeOption {
 	return func(o *serveOptions) { o.converters = set }
 }
 
-func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(string) string, opts ...ServeOption) int {
+func serve(newConn func() sdk.Connector, args []string, stdout, stderr *os.File, getenv func(string) string, opts ...ServeOption) int {
 	var o serveOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
+	c := newConn()
 	spec := c.Spec()
 	if err := checkConnector(c, spec); err != nil {
 		fmt.Fprintln(stderr, "connectd plugin:", err)
@@ -61,7 +68,7 @@ func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(
 	// serves; logs go to the real stderr, which the host reads line by line.
 	log := newLogger(stderr, getenv(wire.EnvLogLevel))
 	maxMsg := wire.MaxMessageBytesFromEnv(getenv)
-	srv := newServer(c, spec, log, maxMsg)
+	srv := newServer(newConn, spec, log, maxMsg)
 	srv.converters = o.converters
 
 	// The GC floor stays allocated while the plugin serves (gcFloorBytes),
@@ -74,7 +81,7 @@ func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(
 	versions := map[int]plugin.PluginSet{}
 	for _, v := range protocolVersions() {
 		gp := &wire.GRPCPlugin{Impl: srv}
-		if v == wire.ProtocolV2 {
+		if v == wire.ProtocolV3 {
 			gp.Serving = func() error { return srv.startData(getenv) }
 		}
 		versions[v] = plugin.PluginSet{wire.PluginName: gp}

@@ -20,33 +20,45 @@ import (
 )
 
 // server implements the plugin protocol for one connector class. A process
-// runs at most one connector instance (the sdk.Connector value is shared)
-// and any number of tasks.
+// runs any number of connector instances, each made by newConn and known by
+// its connector name, and any number of tasks (each with a fresh instance
+// of its own, as its connector instance may run on another worker).
 type server struct {
 	pluginpb.UnimplementedPluginServer
 
-	conn   sdk.Connector
-	spec   sdk.Spec
-	log    *slog.Logger
-	maxMsg int
+	newConn func() sdk.Connector
+	spec    sdk.Spec
+	log     *slog.Logger
+	maxMsg  int
 	// converters are the converter classes tasks may use (nil: built-ins).
 	converters *convert.Set
 
-	mu        sync.Mutex
-	running   *runningConnector
-	gatherers map[*prometheus.Registry]struct{}
+	mu      sync.Mutex
+	running map[string]*runningConnector
+	// gatherers are the metrics of the running tasks by connector and
+	// task: a task started again while its predecessor is stuck in the
+	// connector's code replaces the predecessor's registry, so the two
+	// are never gathered together.
+	gatherers map[taskKey]*prometheus.Registry
 	tasks     sync.WaitGroup
 	stopping  <-chan struct{} // closed by shutdown (stopCtx.Done)
 	stopCtx   context.Context // cancelled by shutdown
 	stop      context.CancelFunc
-	data      *datachan.Conn // protocol version 2 only
+	data      *datachan.Conn // protocol version 3 only
 }
 
-func newServer(c sdk.Connector, spec sdk.Spec, log *slog.Logger, maxMsg int) *server {
+// taskKey names a task within a plugin process.
+type taskKey struct {
+	connector string
+	task      int
+}
+
+func newServer(newConn func() sdk.Connector, spec sdk.Spec, log *slog.Logger, maxMsg int) *server {
 	stopCtx, stop := context.WithCancel(context.Background())
 	return &server{
-		conn: c, spec: spec, log: log, maxMsg: maxMsg,
-		gatherers: map[*prometheus.Registry]struct{}{},
+		newConn: newConn, spec: spec, log: log, maxMsg: maxMsg,
+		running:   map[string]*runningConnector{},
+		gatherers: map[taskKey]*prometheus.Registry{},
 		stopping:  stopCtx.Done(), stopCtx: stopCtx, stop: stop,
 	}
 }
@@ -62,13 +74,22 @@ func (s *server) shutdown(d time.Duration) {
 		s.log.Warn("tasks did not stop in time", "timeout", d)
 	}
 	s.mu.Lock()
-	rc := s.running
-	s.mu.Unlock()
-	if rc != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), d)
-		defer cancel()
-		_ = s.stopConnector(ctx, rc.name)
+	names := make([]string, 0, len(s.running))
+	for name := range s.running {
+		names = append(names, name)
 	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.stopConnector(ctx, name)
+		}()
+	}
+	wg.Wait()
 }
 
 func (s *server) Spec(context.Context, *pluginpb.SpecRequest) (*pluginpb.SpecResponse, error) {
@@ -76,13 +97,14 @@ func (s *server) Spec(context.Context, *pluginpb.SpecRequest) (*pluginpb.SpecRes
 }
 
 func (s *server) Validate(ctx context.Context, req *pluginpb.ValidateRequest) (*pluginpb.ValidateResponse, error) {
-	res := connconfig.ValidateWith(ctx, s.converters, s.conn, req.GetProps(), chain.Defaults(req.GetDefaults()))
+	res := connconfig.ValidateWith(ctx, s.converters, s.newConn(), req.GetProps(), chain.Defaults(req.GetDefaults()))
 	return wire.ValidationToPB(res), nil
 }
 
 // runningConnector is the started connector instance and its event queue.
 type runningConnector struct {
 	name   string
+	conn   sdk.Connector
 	cancel context.CancelFunc
 	done   chan struct{} // closed when stopped
 	log    *slog.Logger
@@ -129,25 +151,25 @@ func (rc *runningConnector) take() (reconfig bool, failed error) {
 }
 
 func (s *server) StartConnector(_ context.Context, req *pluginpb.StartConnectorRequest) (*pluginpb.StartConnectorResponse, error) {
+	name := req.GetName()
 	s.mu.Lock()
-	if s.running != nil {
-		name := s.running.name
+	if _, ok := s.running[name]; ok {
 		s.mu.Unlock()
-		return nil, status.Errorf(codes.FailedPrecondition, "this plugin process already runs connector %q", name)
+		return nil, status.Errorf(codes.FailedPrecondition, "connector %q already runs in this plugin process", name)
 	}
 	life, cancel := context.WithCancel(context.Background())
 	rc := &runningConnector{
-		name: req.GetName(), cancel: cancel, done: make(chan struct{}),
-		log: s.log.With("connector", req.GetName()), notify: make(chan struct{}, 1),
+		name: name, conn: s.newConn(), cancel: cancel, done: make(chan struct{}),
+		log: s.log.With("connector", name), notify: make(chan struct{}, 1),
 	}
-	s.running = rc
+	s.running[name] = rc
 	s.mu.Unlock()
 
 	// Start gets a context that lives as long as the connector: connectors
 	// that watch their environment keep using it after Start returns.
-	if err := s.conn.Start(life, rc, req.GetProps()); err != nil {
+	if err := rc.conn.Start(life, rc, req.GetProps()); err != nil {
 		s.mu.Lock()
-		s.running = nil
+		delete(s.running, name)
 		s.mu.Unlock()
 		cancel()
 		close(rc.done)
@@ -159,17 +181,19 @@ func (s *server) StartConnector(_ context.Context, req *pluginpb.StartConnectorR
 func (s *server) connector(name string) (*runningConnector, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.running == nil || s.running.name != name {
+	rc, ok := s.running[name]
+	if !ok {
 		return nil, status.Errorf(codes.NotFound, "connector %q is not running in this plugin process", name)
 	}
-	return s.running, nil
+	return rc, nil
 }
 
 func (s *server) TaskConfigs(ctx context.Context, req *pluginpb.TaskConfigsRequest) (*pluginpb.TaskConfigsResponse, error) {
-	if _, err := s.connector(req.GetName()); err != nil {
+	rc, err := s.connector(req.GetName())
+	if err != nil {
 		return nil, err
 	}
-	cfgs, err := s.conn.TaskConfigs(ctx, int(req.GetMaxTasks()))
+	cfgs, err := rc.conn.TaskConfigs(ctx, int(req.GetMaxTasks()))
 	if err != nil {
 		return nil, status.Errorf(codes.Unknown, "connector %s: task configs: %v", req.GetName(), err)
 	}
@@ -218,16 +242,18 @@ func (s *server) StopConnector(ctx context.Context, req *pluginpb.StopConnectorR
 }
 
 func (s *server) stopConnector(ctx context.Context, name string) error {
-	rc, err := s.connector(name)
-	if err != nil {
-		return err
+	// Taken out of the map first: one stop per instance, however many
+	// callers ask (the host and shutdown).
+	s.mu.Lock()
+	rc, ok := s.running[name]
+	delete(s.running, name)
+	s.mu.Unlock()
+	if !ok {
+		return status.Errorf(codes.NotFound, "connector %q is not running in this plugin process", name)
 	}
-	err = s.conn.Stop(ctx)
+	err := rc.conn.Stop(ctx)
 	rc.cancel()
 	close(rc.done)
-	s.mu.Lock()
-	s.running = nil
-	s.mu.Unlock()
 	if err != nil {
 		return status.Errorf(codes.Unknown, "connector %s: stop: %v", name, err)
 	}
@@ -237,7 +263,7 @@ func (s *server) stopConnector(ctx context.Context, name string) error {
 func (s *server) Gather(context.Context, *pluginpb.GatherRequest) (*pluginpb.GatherResponse, error) {
 	s.mu.Lock()
 	gs := make(prometheus.Gatherers, 0, len(s.gatherers))
-	for g := range s.gatherers {
+	for _, g := range s.gatherers {
 		gs = append(gs, g)
 	}
 	s.mu.Unlock()
@@ -248,17 +274,24 @@ func (s *server) Gather(context.Context, *pluginpb.GatherRequest) (*pluginpb.Gat
 	return &pluginpb.GatherResponse{Families: fams}, nil
 }
 
-// addTask registers a running task's metrics and counts it for shutdown.
-func (s *server) addTask(reg *prometheus.Registry) {
+// addTask registers a running task's metrics, in place of those of an
+// earlier task of the same id still stuck here, and counts it for
+// shutdown.
+func (s *server) addTask(c *taskContext) {
 	s.tasks.Add(1)
 	s.mu.Lock()
-	s.gatherers[reg] = struct{}{}
+	s.gatherers[taskKey{c.connector, c.task}] = c.reg
 	s.mu.Unlock()
 }
 
-func (s *server) removeTask(reg *prometheus.Registry) {
+// removeTask unregisters a task's metrics unless a successor of the same
+// id has replaced them.
+func (s *server) removeTask(c *taskContext) {
+	k := taskKey{c.connector, c.task}
 	s.mu.Lock()
-	delete(s.gatherers, reg)
+	if s.gatherers[k] == c.reg {
+		delete(s.gatherers, k)
+	}
 	s.mu.Unlock()
 	s.tasks.Done()
 }

@@ -211,8 +211,8 @@ type sinkOp struct {
 func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 	st := r.start
 	r.tctx = &sinkTaskContext{taskContext: newTaskContext(r.srv.log, st.GetConnector(), int(st.GetTask()))}
-	r.srv.addTask(r.tctx.reg)
-	defer r.srv.removeTask(r.tctx.reg)
+	r.srv.addTask(r.tctx.taskContext)
+	defer r.srv.removeTask(r.tctx.taskContext)
 	r.batches = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_sink_put_batches_total", Help: "Put batches received from the host."})
 	r.records = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_sink_put_records_total", Help: "Records received from the host."})
 	r.reported = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_sink_record_failures_total", Help: "Records that failed in a converter, transform or through ReportError."})

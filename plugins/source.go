@@ -93,8 +93,8 @@ func (r *sourceRunner) fail(err error) error {
 func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	st := r.start
 	r.tctx = &sourceTaskContext{taskContext: newTaskContext(r.srv.log, st.GetConnector(), int(st.GetTask()))}
-	r.srv.addTask(r.tctx.reg)
-	defer r.srv.removeTask(r.tctx.reg)
+	r.srv.addTask(r.tctx.taskContext)
+	defer r.srv.removeTask(r.tctx.taskContext)
 
 	r.budget = int(st.GetBatchBytes())
 	if r.budget <= 0 {

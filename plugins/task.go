@@ -17,7 +17,7 @@ import (
 // accordingly.
 
 // taskStream is a task stream as the plugin sees it: a gRPC stream
-// (protocol version 1) or a data channel stream (version 2). The exported
+// (protocol version 1) or a data channel stream (version 3). The exported
 // SinkTask and SourceTask methods, one line each, are the gRPC service's
 // entry points that the generated interface requires.
 type taskStream[Resp, Req any] interface {
@@ -43,10 +43,12 @@ func recvStart[T any, Req interface{ GetStart() *T }](recv func() (Req, error), 
 	return start, nil
 }
 
-// connectorAs returns the served connector as the kind of connector a task
-// stream needs (sdk.SinkConnector or sdk.SourceConnector).
+// connectorAs returns a fresh instance of the served connector as the kind
+// of connector a task stream needs (sdk.SinkConnector or
+// sdk.SourceConnector): a task may run where its connector instance does
+// not, so it gets none of an instance's state.
 func connectorAs[C any](s *server, kind string) (C, error) {
-	c, ok := s.conn.(C)
+	c, ok := s.newConn().(C)
 	if !ok {
 		return c, status.Errorf(codes.FailedPrecondition, "%s is not a %s connector", s.spec.Class, kind)
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/connectd/connectd/plugins"
 )
 
-func main() { plugins.Serve(&connector{}) }
+func main() { plugins.Serve(func() *connector { return &connector{} }) }
 
 type connector struct{ props map[string]string }
 

@@ -63,7 +63,7 @@ func pluginCommand() *command {
 						return err
 					}
 					for _, b := range bins {
-						m, err := cat.InstallWith(ctx, b, host.InstallOptions{HandshakeTimeout: handshake})
+						m, err := cat.InstallWith(ctx, b, host.InstallOptions{HandshakeTimeout: handshake, RequireShared: true})
 						if err != nil {
 							return err
 						}

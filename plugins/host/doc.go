@@ -15,7 +15,7 @@
 // Two channels per process. Control calls (spec, validate, connector
 // lifecycle, events, metrics, health) use go-plugin's gRPC connection,
 // mutually authenticated with AutoMTLS because it is a Unix socket with a
-// path. Under protocol version 2 (negotiated with go-plugin's
+// path. Under protocol version 3 (negotiated with go-plugin's
 // VersionedPlugins) the task streams use the data channel instead: a
 // socketpair created by Launch whose other end only the plugin process
 // inherits (exec.Cmd.ExtraFiles, descriptor number in

@@ -70,6 +70,10 @@ type LaunchOptions struct {
 	// saves a thread wake-up per call when the answer comes soon; waits
 	// that keep outlasting it stop polling (datachan's spin.go).
 	SpinWait time.Duration
+	// RequireShared refuses (*ProtocolVersionError) a plugin that does
+	// not negotiate SharedProtocol, as a worker does: it runs several
+	// connectors in one process.
+	RequireShared bool
 }
 
 func (o *LaunchOptions) defaults() {
@@ -139,7 +143,7 @@ type Process struct {
 	conn   *grpc.ClientConn
 	stderr *stderrSink
 	pid    int
-	// data carries the task streams under protocol version 2; nil under
+	// data carries the task streams under protocol version 3; nil under
 	// version 1 (they are gRPC streams then).
 	data *datachan.Conn
 
@@ -186,7 +190,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	}
 	setPdeathsig(cmd)
 	setProcessGroup(cmd)
-	// The data channel (protocol version 2): a connected socketpair whose
+	// The data channel (protocol version 3): a connected socketpair whose
 	// plugin end only this child inherits, as file descriptor 3.
 	versions := map[int]plugin.PluginSet{wire.ProtocolV1: {wire.PluginName: &wire.GRPCPlugin{}}}
 	hostEnd, pluginEnd, err := socketpair()
@@ -195,7 +199,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		defer pluginEnd.Close() // the child has its copy once started
 		cmd.ExtraFiles = []*os.File{pluginEnd}
 		cmd.Env = append(cmd.Env, wire.EnvDataFD+"=3")
-		versions[wire.ProtocolV2] = plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
+		versions[wire.ProtocolV3] = plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
 	case errors.Is(err, errors.ErrUnsupported):
 		// No socketpair on this platform: version 1 only.
 	default:
@@ -278,13 +282,18 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		closeHostEnd()
 		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
 	}
-	if p.client.NegotiatedVersion() >= wire.ProtocolV2 {
+	if p.client.NegotiatedVersion() >= wire.ProtocolV3 {
 		if p.data, err = p.openData(hostEnd); err != nil {
 			p.abort()
 			return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
 		}
 	} else {
 		closeHostEnd() // a version 1 plugin: task streams are gRPC streams
+	}
+	if v := p.client.NegotiatedVersion(); opts.RequireShared && v != SharedProtocol {
+		p.abort()
+		closeHostEnd()
+		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, &ProtocolVersionError{Plugin: m.Name, Versions: []int{v}})
 	}
 	p.rpc = raw.(pluginpb.PluginClient)
 	if gc, ok := r.proto.(*plugin.GRPCClient); ok {

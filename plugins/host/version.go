@@ -1,9 +1,33 @@
 package host
 
-import "github.com/connectd/connectd/plugins/internal/wire"
+import (
+	"fmt"
+
+	"github.com/connectd/connectd/plugins/internal/wire"
+)
 
 // ProtocolVersions lists the plugin protocol versions this host speaks;
-// go-plugin negotiates the highest one both sides know. Version 2 (the
-// task streams on a socketpair data channel) needs socketpair, which every
-// Unix has. `connectd version` prints them.
-func ProtocolVersions() []int { return []int{wire.ProtocolV1, wire.ProtocolV2} }
+// go-plugin negotiates the highest one both sides know. Version 3 (the
+// task streams on a socketpair data channel, any number of connector
+// instances per process) needs socketpair, which every Unix has.
+// `connectd version` prints them.
+func ProtocolVersions() []int { return []int{wire.ProtocolV1, wire.ProtocolV3} }
+
+// SharedProtocol is the protocol version a plugin process must speak to
+// host several connector instances: what a worker requires
+// (LaunchOptions.RequireShared, InstallOptions.RequireShared).
+const SharedProtocol = wire.ProtocolV3
+
+// ProtocolVersionError: a plugin does not speak SharedProtocol. It wraps
+// ErrProtocol.
+type ProtocolVersionError struct {
+	Plugin   string
+	Versions []int // the versions it speaks or negotiated
+}
+
+func (e *ProtocolVersionError) Error() string {
+	return fmt.Sprintf("plugin %s speaks plugin protocol version(s) %v, not %d (task streams on the data channel, many connectors per process): rebuild it against this connectd SDK (plugins.Serve) and install it again",
+		e.Plugin, e.Versions, SharedProtocol)
+}
+
+func (e *ProtocolVersionError) Unwrap() error { return ErrProtocol }

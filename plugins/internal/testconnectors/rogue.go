@@ -80,7 +80,7 @@ func (rawCodec) Name() string { return "proto" }
 
 var _ encoding.Codec = rawCodec{}
 
-// ServeRogueData serves a source plugin that negotiates protocol version 2
+// ServeRogueData serves a source plugin that negotiates protocol version 3
 // and then breaks the data channel's rules, as a buggy or hostile plugin
 // would: mode data-nohello writes text instead of the hello; the others
 // answer the host's first task stream with an oversized frame
@@ -90,7 +90,7 @@ func ServeRogueData(mode string) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolV2: {wire.PluginName: &wire.GRPCPlugin{
+			wire.ProtocolV3: {wire.PluginName: &wire.GRPCPlugin{
 				Impl:    malformed{class: "RogueDataSource"},
 				Serving: func() error { return rogueData(mode) },
 			}},

@@ -36,10 +36,13 @@ const PluginName = "connector"
 const (
 	// ProtocolV1 carries the task streams as gRPC streams too.
 	ProtocolV1 = 1
-	// ProtocolV2 carries the task streams on the data channel: a
+	// ProtocolV3 carries the task streams on the data channel: a
 	// socketpair the host creates and only the plugin process inherits
-	// (plugins/internal/datachan), with the same messages.
-	ProtocolV2 = 2
+	// (plugins/internal/datachan), with the same messages; and one process
+	// runs any number of connector instances, by name. (Version 2 had
+	// the same frames but one connector instance per process; hosts
+	// refuse it.)
+	ProtocolV3 = 3
 )
 
 // Environment variables the host sets for the plugin.
@@ -51,7 +54,7 @@ const (
 	// EnvLogLevel is the plugin's log level (debug, info, warn, error).
 	EnvLogLevel = "CONNECTD_PLUGIN_LOG_LEVEL"
 	// EnvDataFD is the file descriptor number of the plugin's end of the
-	// data channel (protocol version 2).
+	// data channel (protocol version 3).
 	EnvDataFD = "CONNECTD_PLUGIN_DATA_FD"
 	// EnvSpinWait is how long, in microseconds, the plugin's waits on the
 	// data channel poll the socket before sleeping (0: never).

@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	plugins.Serve(&aerospike.Connector{}, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+	plugins.Serve(func() *aerospike.Connector { return &aerospike.Connector{} }, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
 }

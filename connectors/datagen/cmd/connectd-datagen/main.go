@@ -9,5 +9,5 @@ import (
 )
 
 func main() {
-	plugins.Serve(datagen.New(), plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+	plugins.Serve(datagen.New, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
 }

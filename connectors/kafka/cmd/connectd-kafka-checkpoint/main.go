@@ -8,5 +8,5 @@ import (
 )
 
 func main() {
-	plugins.Serve(checkpoint.NewConnector())
+	plugins.Serve(checkpoint.NewConnector)
 }

@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	plugins.Serve(heartbeat.NewConnector(), plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+	plugins.Serve(heartbeat.NewConnector, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
 }

@@ -31,5 +31,5 @@ func main() {
 	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
-	plugins.Serve(kafka.NewConnector(), plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+	plugins.Serve(kafka.NewConnector, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
 }

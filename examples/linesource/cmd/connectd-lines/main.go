@@ -6,4 +6,4 @@ import (
 	"github.com/connectd/connectd/plugins"
 )
 
-func main() { plugins.Serve(linesource.New()) }
+func main() { plugins.Serve(linesource.New) }

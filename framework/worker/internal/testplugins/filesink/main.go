@@ -28,7 +28,7 @@ import (
 )
 
 func main() {
-	plugins.Serve(&connector{}, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+	plugins.Serve(func() *connector { return &connector{} }, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
 }
 
 type connector struct{ props map[string]string }

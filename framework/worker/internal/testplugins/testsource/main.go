@@ -28,7 +28,7 @@ import (
 )
 
 func main() {
-	plugins.Serve(&connector{}, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
+	plugins.Serve(func() *connector { return &connector{} }, plugins.WithConverters(convert.NewSet(schemaregistry.Infos()...)))
 }
 
 // orderSchema is the schema of value.schema=order records.

@@ -9,7 +9,7 @@
 // data-oversized, data-badtype, data-badmsg).
 //
 // Built with -X github.com/connectd/connectd/plugins.onlyProtocolV1=true it
-// speaks protocol version 1 only, like a plugin built before version 2.
+// speaks protocol version 1 only, like a plugin built before version 3.
 package main
 
 import (
@@ -24,15 +24,15 @@ var mode = "source"
 func main() {
 	switch mode {
 	case "sink":
-		plugins.Serve(testconnectors.Sink{})
+		plugins.Serve(func() testconnectors.Sink { return testconnectors.Sink{} })
 	case "stdout-garbage":
 		fmt.Println("hello from a connector that prints to stdout")
-		plugins.Serve(testconnectors.Source{})
+		plugins.Serve(func() testconnectors.Source { return testconnectors.Source{} })
 	case "malformed":
 		testconnectors.ServeMalformed()
 	case "data-nohello", "data-oversized", "data-badtype", "data-badmsg":
 		testconnectors.ServeRogueData(mode)
 	default:
-		plugins.Serve(testconnectors.Source{})
+		plugins.Serve(func() testconnectors.Source { return testconnectors.Source{} })
 	}
 }
