@@ -25,7 +25,7 @@ import (
 // BenchmarkBoundary measures the per-record cost of the plugin boundary for
 // 1 KiB records: the same connector work in-process and through a plugin
 // process, for batches of 1, 10, 100 and 1000 records: "plugin" speaks
-// protocol version 2 (task streams on the data channel, a socketpair),
+// protocol version 3 (task streams on the data channel, a socketpair),
 // "plugin-v1" is the same plugin built to speak version 1 only (task
 // streams on go-plugin's gRPC connection with AutoMTLS). One op is one
 // record; MB/s counts values.
@@ -41,13 +41,13 @@ func BenchmarkBoundary(b *testing.B) {
 					case "sink/inproc":
 						benchSinkInProc(b, batch, size)
 					case "sink/plugin":
-						benchSinkPlugin(b, batch, size, 2)
+						benchSinkPlugin(b, batch, size, 3)
 					case "sink/plugin-v1":
 						benchSinkPlugin(b, batch, size, 1)
 					case "source/inproc":
 						benchSourceInProc(b, batch, size)
 					case "source/plugin":
-						benchSourcePlugin(b, batch, size, 2)
+						benchSourcePlugin(b, batch, size, 3)
 					case "source/plugin-v1":
 						benchSourcePlugin(b, batch, size, 1)
 					}

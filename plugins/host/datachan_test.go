@@ -15,7 +15,7 @@ import (
 	"github.com/connectd/connectd/plugins/plugintest"
 )
 
-// The tests in this file are about protocol version 2's data channel: the
+// The tests in this file are about protocol version 3's data channel: the
 // task streams of one plugin process multiplexed on one inherited
 // socketpair.
 
@@ -25,7 +25,7 @@ import (
 // others. Half the tasks release their batches, so later frames of every
 // task are read into reused buffers.
 func TestManySourceTasksOneProcess(t *testing.T) {
-	_, p := launchFor(t, "source", 2, host.LaunchOptions{BatchBytes: 64 << 10})
+	_, p := launchFor(t, "source", 3, host.LaunchOptions{BatchBytes: 64 << 10})
 	failing, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Task: 99, Defaults: chain.ByteArrayDefaults(),
 		Props: map[string]string{"topic": "t", "mode": "fail-poll"}})
 	if err != nil {
@@ -87,7 +87,7 @@ func TestManySourceTasksOneProcess(t *testing.T) {
 // Half the tasks borrow their records (their put buffers are reused), half
 // keep the default lifetime.
 func TestManySinkTasksOneProcess(t *testing.T) {
-	_, p := launchFor(t, "sink", 2, host.LaunchOptions{BatchBytes: 128 << 10})
+	_, p := launchFor(t, "sink", 3, host.LaunchOptions{BatchBytes: 128 << 10})
 	const tasks = 4
 	var wg sync.WaitGroup
 	errs := make(chan error, tasks)
@@ -143,7 +143,7 @@ func TestDataChannelViolations(t *testing.T) {
 	}
 	for mode, want := range cases {
 		t.Run(mode, func(t *testing.T) {
-			_, p := launchFor(t, mode, 2, host.LaunchOptions{CallTimeout: 20 * 1e9})
+			_, p := launchFor(t, mode, 3, host.LaunchOptions{CallTimeout: 20 * 1e9})
 			_, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "r", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{}})
 			if !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), want) {
 				t.Fatalf("start against %s: %v", mode, err)
@@ -208,7 +208,7 @@ func TestRecordsAboveMessageLimit(t *testing.T) {
 	opts := host.LaunchOptions{MaxMessageBytes: 4 << 20}
 	t.Run("put", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "sink.bin")
-		_, p := launchFor(t, "sink", 2, opts)
+		_, p := launchFor(t, "sink", 3, opts)
 		task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig(out)})
 		if err != nil {
 			t.Fatal(err)
@@ -227,7 +227,7 @@ func TestRecordsAboveMessageLimit(t *testing.T) {
 		verifySinkFile(t, out, small)
 	})
 	t.Run("poll", func(t *testing.T) {
-		_, p := launchFor(t, "source", 2, opts)
+		_, p := launchFor(t, "source", 3, opts)
 		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(),
 			Props: map[string]string{"topic": "t", "records": "4", "batch": "4", "big.every": "2"}})
 		if err != nil {

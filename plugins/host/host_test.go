@@ -597,12 +597,40 @@ func TestConnectorEvents(t *testing.T) {
 	if err := c.Stop(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	// One connector per process: a second one is refused clearly.
-	if _, err := p.StartConnector(ctxT(t), "a", map[string]string{"events": "reconfigure"}); err != nil {
+	// Many connectors per process, each with its own events, task
+	// configs and stop; a name that runs there already is refused.
+	a, err := p.StartConnector(ctxT(t), "a", map[string]string{"events": "reconfigure"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.StartConnector(ctxT(t), "b", nil); err == nil || !strings.Contains(err.Error(), `already runs connector "a"`) {
-		t.Fatalf("second connector: %v", err)
+	b, err := p.StartConnector(ctxT(t), "b", map[string]string{"events": "error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c    *host.Connector
+		want host.EventType
+	}{{a, host.ReconfigurationRequested}, {b, host.Failed}} {
+		select {
+		case ev := <-tc.c.Events():
+			if ev.Type != tc.want {
+				t.Fatalf("event %+v, want type %v", ev, tc.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no event")
+		}
+	}
+	if _, err := p.StartConnector(ctxT(t), "b", nil); err == nil || !strings.Contains(err.Error(), `connector "b" already runs`) {
+		t.Fatalf("second instance of b: %v", err)
+	}
+	if err := a.Stop(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.TaskConfigs(ctxT(t), 1); err == nil || !strings.Contains(err.Error(), `connector "a" is not running`) {
+		t.Fatalf("task configs of stopped a: %v", err)
+	}
+	if cfgs, err := b.TaskConfigs(ctxT(t), 2); err != nil || len(cfgs) != 2 {
+		t.Fatalf("task configs of b after a stopped: %v %v", cfgs, err)
 	}
 }
 
@@ -619,7 +647,7 @@ func TestCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Name != "TestSource" || m.Type != sdk.Source || len(m.SHA256) != 64 || !slices.Equal(m.ProtocolVersions, []int{1, 2}) || len(m.Config) != 3 {
+	if m.Name != "TestSource" || m.Type != sdk.Source || len(m.SHA256) != 64 || !slices.Equal(m.ProtocolVersions, []int{1, 3}) || len(m.Config) != 3 {
 		t.Fatalf("manifest %+v", m)
 	}
 	if _, err := cat.Install(ctxT(t), build(t, "sink")); err != nil {
@@ -805,4 +833,29 @@ func sha256File(path string) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// TestRequireShared: a plugin that does not speak the protocol version of
+// shared processes is refused at install and at launch, naming the fix.
+func TestRequireShared(t *testing.T) {
+	old := buildFor(t, "source", 1)
+	cat, err := host.OpenCatalog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pve *host.ProtocolVersionError
+	_, err = cat.InstallWith(ctxT(t), old, host.InstallOptions{RequireShared: true})
+	if !errors.As(err, &pve) || !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), "rebuild it against this connectd SDK") {
+		t.Fatalf("install of a version 1 plugin: %v", err)
+	}
+	m, err := cat.Install(ctxT(t), old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.Launch(ctxT(t), m, host.LaunchOptions{RequireShared: true}); !errors.As(err, &pve) {
+		t.Fatalf("launch of a version 1 plugin: %v", err)
+	}
+	if _, err := cat.InstallWith(ctxT(t), build(t, "sink"), host.InstallOptions{RequireShared: true}); err != nil {
+		t.Fatalf("install of a current plugin: %v", err)
+	}
 }

@@ -69,13 +69,13 @@ func build(t testing.TB, mode string) string {
 }
 
 // protocols are the plugin protocol versions the boundary tests run over:
-// version 2 (task streams on the data channel) between current builds, and
-// version 1 (gRPC task streams), which a plugin built before version 2
+// version 3 (task streams on the data channel) between current builds, and
+// version 1 (gRPC task streams), which a plugin built before version 3
 // existed negotiates.
-var protocols = []int{2, 1}
+var protocols = []int{3, 1}
 
 // buildFor builds the test plugin in mode, speaking every protocol version
-// (version 2 is negotiated) or only version 1.
+// (version 3 is negotiated) or only version 1.
 func buildFor(t testing.TB, mode string, version int) string {
 	if version == 1 {
 		return builder.Build(t, testPlugin, "main.mode="+mode, "github.com/connectd/connectd/plugins.onlyProtocolV1=true")
