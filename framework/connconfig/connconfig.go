@@ -32,6 +32,17 @@ const (
 	KeyErrorsTolerance          = "errors.tolerance"
 	KeyErrorsLogEnable          = "errors.log.enable"
 	KeyErrorsLogIncludeMessages = "errors.log.include.messages"
+	// KeyPluginIsolation chooses the connector's plugin process on a
+	// worker: IsolationPlugin (shared by every connector of the plugin
+	// there) or IsolationConnector (its own). Unset: the worker's
+	// plugin.isolation.
+	KeyPluginIsolation = "plugin.isolation"
+)
+
+// Values of KeyPluginIsolation.
+const (
+	IsolationPlugin    = "plugin"
+	IsolationConnector = "connector"
 )
 
 // Sink keys (Kafka's SinkConnectorConfig).
@@ -145,6 +156,11 @@ func CommonDefWith(t sdk.Type, set *convert.Set) *configdef.Def {
 			Documentation: "The action that Connect should take on the connector when changes in external configuration providers result in a change in the connector's configuration properties. " +
 				"A value of 'none' indicates that Connect will do nothing. A value of 'restart' indicates that Connect should restart/reload the connector with the updated configuration properties.",
 			Group: GroupCommon, OrderInGroup: 10, Width: configdef.WidthMedium, DisplayName: "Reload Action"}).
+		Define(configdef.Key{Name: KeyPluginIsolation, Type: configdef.String, Validator: configdef.OneOf(IsolationPlugin, IsolationConnector),
+			Importance: configdef.Low,
+			Documentation: "The plugin process that runs this connector and its tasks on each worker: 'plugin' shares one process with every connector of the same plugin (class and version) there; 'connector' gives it a process of its own, so that a crash of another connector's code cannot fail its tasks, at the cost of a process per connector. " +
+				"Unset: the worker's plugin.isolation (default plugin) (connectd).",
+			Group: GroupCommon, OrderInGroup: 11, Width: configdef.WidthShort, DisplayName: "Plugin process isolation"}).
 		Define(configdef.Key{Name: KeyErrorsRetryTimeout, Type: configdef.Long, Default: 0, Validator: configdef.AtLeast(int64(-1)),
 			Importance:    configdef.Medium,
 			Documentation: "The maximum duration in milliseconds that a failed operation will be reattempted. The default is 0, which means no retries will be attempted. Use -1 for infinite retries.",

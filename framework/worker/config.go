@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/connconfig"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -92,12 +93,17 @@ type Config struct {
 	SinkBatchRecords int
 
 	// Plugins is the plugin catalog (plugin.path); PluginLaunch configures
-	// the processes. One process runs per connector on this worker.
+	// the processes.
 	Plugins      *host.Catalog
 	PluginLaunch host.LaunchOptions
+	// PluginIsolation is plugin.isolation, the default of the connector
+	// key of that name: "plugin" (the default) runs every connector and
+	// task of a plugin binary on this worker in one process, "connector"
+	// gives each connector a process of its own.
+	PluginIsolation string
 	// MaxPluginProcesses is worker.plugin.processes.max (default 100):
-	// the most connectors whose plugin process runs on this worker at
-	// once. A connector or task that would launch one more fails with a
+	// the most plugin processes running on this worker at once. A
+	// connector or task that would launch one more fails with a
 	// *ProcessLimitError (FAILED with a trace, restarted with backoff).
 	// The short-lived processes of config validation are not counted.
 	MaxPluginProcesses int
@@ -115,6 +121,10 @@ const DefaultMaxPluginProcesses = 100
 
 // KeyMaxPluginProcesses is the worker property of Config.MaxPluginProcesses.
 const KeyMaxPluginProcesses = "worker.plugin.processes.max"
+
+// KeyPluginIsolation is the worker property of Config.PluginIsolation, and
+// the connector key that overrides it.
+const KeyPluginIsolation = connconfig.KeyPluginIsolation
 
 const (
 	overrideAll       = "All"
@@ -154,6 +164,13 @@ func (c *Config) setDefaults() error {
 	c.RestartBackoffMax = max(c.RestartBackoffMax, c.RestartBackoffInitial)
 	if c.MaxPluginProcesses <= 0 {
 		c.MaxPluginProcesses = DefaultMaxPluginProcesses
+	}
+	switch c.PluginIsolation {
+	case "":
+		c.PluginIsolation = connconfig.IsolationPlugin
+	case connconfig.IsolationPlugin, connconfig.IsolationConnector:
+	default:
+		return fmt.Errorf("worker: %s %q is not one of %s, %s", KeyPluginIsolation, c.PluginIsolation, connconfig.IsolationPlugin, connconfig.IsolationConnector)
 	}
 	if c.SinkBatchRecords <= 0 {
 		c.SinkBatchRecords = 1000
