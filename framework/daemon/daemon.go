@@ -254,7 +254,7 @@ func assemble(ctx context.Context, o Opts, l *logs, restCfg rest.Config, catalog
 		procs := p.worker.PluginProcesses()
 		out := make([]metrics.PluginTarget, len(procs))
 		for i, pp := range procs {
-			out[i] = metrics.PluginTarget{Connector: pp.Connector, Source: pp.Process}
+			out[i] = metrics.PluginTarget{Connector: pp.Connector, Plugin: pp.Plugin, Source: pp.Process}
 		}
 		return out
 	})

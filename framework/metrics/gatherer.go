@@ -22,11 +22,22 @@ type PluginSource interface {
 	Gather(ctx context.Context) ([]*dto.MetricFamily, error)
 }
 
-// PluginTarget is one plugin process to gather from, for the connector it
-// runs on this worker.
+// PluginTarget is one plugin process to gather from. Its series carry
+// connector labels of their own (the SDK's task metrics do); Connector,
+// when set (a process that is one connector's own), labels those that do
+// not.
 type PluginTarget struct {
 	Connector string
+	Plugin    string // the plugin's class, naming a shared process in failures
 	Source    PluginSource
+}
+
+// name is what failures and their warnings call the target.
+func (t PluginTarget) name() string {
+	if t.Connector != "" {
+		return t.Connector
+	}
+	return t.Plugin
 }
 
 // Reasons a plugin's metrics (or part of them) are left out of a scrape,
@@ -129,7 +140,7 @@ func (g *Gatherer) Gather() ([]*dto.MetricFamily, error) {
 	for i, t := range targets {
 		r := results[i]
 		if r.err != nil {
-			g.fail(t.Connector, ReasonGather, "plugin metrics not gathered", "error", r.err)
+			g.fail(t.name(), ReasonGather, "plugin metrics not gathered", "error", r.err)
 			continue
 		}
 		for _, f := range r.fams {
@@ -138,11 +149,11 @@ func (g *Gatherer) Gather() ([]*dto.MetricFamily, error) {
 			}
 			name := f.GetName()
 			if reason, why := checkFamily(f); reason != "" {
-				g.fail(t.Connector, reason, "plugin metric family left out: "+why, "family", name)
+				g.fail(t.name(), reason, "plugin metric family left out: "+why, "family", name)
 				continue
 			}
 			if reserved[name] {
-				g.fail(t.Connector, ReasonClash, "plugin metric family left out: the worker exports a family of that name", "family", name)
+				g.fail(t.name(), ReasonClash, "plugin metric family left out: the worker exports a family of that name", "family", name)
 				continue
 			}
 			dst := merged[name]
@@ -151,7 +162,7 @@ func (g *Gatherer) Gather() ([]*dto.MetricFamily, error) {
 				merged[name] = dst
 				seen[name] = map[string]bool{}
 			} else if dst.GetType() != f.GetType() {
-				g.fail(t.Connector, ReasonClash, "plugin metric family left out: another plugin exports it with another type",
+				g.fail(t.name(), ReasonClash, "plugin metric family left out: another plugin exports it with another type",
 					"family", name, "type", f.GetType().String(), "other_type", dst.GetType().String())
 				continue
 			}
@@ -218,6 +229,9 @@ func checkFamily(f *dto.MetricFamily) (reason, why string) {
 // withConnector returns m with a connector label: plugin task metrics
 // carry it already; process-wide ones get the connector the process runs.
 func withConnector(m *dto.Metric, connector string) *dto.Metric {
+	if connector == "" {
+		return m
+	}
 	for _, lp := range m.Label {
 		if lp.GetName() == "connector" {
 			return m

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"encoding/json"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/connectd/connectd/framework/sdk"
-	"github.com/connectd/connectd/plugins/host"
 )
 
 // collector reports what is read, not counted: the connectors' one-hot
@@ -47,7 +45,7 @@ func newCollector(w *Worker) *collector {
 			"Always 1 for each connector instance on this worker; labels give its class, type (source, sink) and plugin version.",
 			[]string{"connector", "class", "type", "version"}, nil),
 		pluginUp: prometheus.NewDesc("connectd_plugin_process_up",
-			"1 while the connector's plugin process on this worker runs, 0 after it exited unexpectedly and before it is launched again.",
+			"1 while the plugin process the connector uses on this worker (its plugin's shared one, or its own) runs, 0 after it exited unexpectedly and before it is launched again.",
 			[]string{"connector"}, nil),
 		manifests: map[string]manifestInfo{},
 	}
@@ -64,10 +62,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	conns := make(map[string]*connectorRuntime, len(c.w.connectors))
 	for name, cr := range c.w.connectors {
 		conns[name] = cr
-	}
-	procs := make(map[string]*procEntry, len(c.w.procs))
-	for name, e := range c.w.procs {
-		procs[name] = e
 	}
 	// Connectors with work here: a crashed process of a connector that
 	// left this worker is no longer reported.
@@ -92,28 +86,34 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		mi := c.manifest(class)
 		version := mi.version
-		if e := procs[name]; e != nil {
-			// Several versions may be installed: the label names the
-			// one running.
-			if p := e.current.Load(); p != nil {
-				version = p.Manifest().Version
-			}
+		// Several versions may be installed: the label names the one
+		// running.
+		if v := c.w.PluginVersion(name); v != "" {
+			version = v
 		}
 		ch <- prometheus.MustNewConstMetric(c.connInfo, prometheus.GaugeValue, 1, name, class, mi.typ, version)
 	}
-	for name, e := range procs {
+	// Each connector's process, once: during a version change a connector
+	// may have two, and the live one wins.
+	up := map[string]float64{}
+	for _, e := range c.w.entries() {
 		p := e.current.Load()
 		if p == nil {
 			continue
 		}
-		up := 1.0
+		v := 1.0
 		if exited(p) {
-			if !here[name] {
+			v = 0
+		}
+		for _, name := range e.connectors() {
+			if v == 0 && !here[name] {
 				continue
 			}
-			up = 0
+			up[name] = max(up[name], v)
 		}
-		ch <- prometheus.MustNewConstMetric(c.pluginUp, prometheus.GaugeValue, up, name)
+	}
+	for name, v := range up {
+		ch <- prometheus.MustNewConstMetric(c.pluginUp, prometheus.GaugeValue, v, name)
 	}
 }
 
@@ -135,28 +135,6 @@ func (c *collector) manifest(class string) manifestInfo {
 	}
 	c.manifests[class] = mi
 	return mi
-}
-
-// PluginProcess is a running plugin process and the connector it runs.
-type PluginProcess struct {
-	Connector string
-	Process   *host.Process
-}
-
-// PluginProcesses lists the plugin processes running on this worker, one
-// per connector, sorted by connector: their Gather is the plugin side of
-// the worker's /metrics.
-func (w *Worker) PluginProcesses() []PluginProcess {
-	w.mu.Lock()
-	var out []PluginProcess
-	for name, e := range w.procs {
-		if p := e.current.Load(); p != nil && !exited(p) {
-			out = append(out, PluginProcess{Connector: name, Process: p})
-		}
-	}
-	w.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].Connector < out[j].Connector })
-	return out
 }
 
 // rdkafkaStats is the part of librdkafka's statistics JSON

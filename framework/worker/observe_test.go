@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestPluginProcessMetrics(t *testing.T) {
 		t.Fatalf("before the kill: up %v, restarts %v", up, restarts)
 	}
 	procs := w.PluginProcesses()
-	if len(procs) != 1 || procs[0].Connector != name {
+	if len(procs) != 1 || procs[0].Connector != "" || !slices.Equal(procs[0].Conns, []string{name}) {
 		t.Fatalf("plugin processes: %+v", procs)
 	}
 	if err := syscall.Kill(procs[0].Process.Pid(), syscall.SIGKILL); err != nil {

@@ -30,7 +30,8 @@ var (
 )
 
 // ProcessLimitError: starting a connector or task here would launch one
-// plugin process more than Config.MaxPluginProcesses allows.
+// plugin process more than Config.MaxPluginProcesses allows (a plugin's
+// first process here, or an isolated connector's).
 type ProcessLimitError struct {
 	Connector string
 	Limit     int
@@ -52,7 +53,7 @@ type Worker struct {
 
 	mu     sync.Mutex
 	closed bool
-	procs  map[string]*procEntry // per connector
+	procs  map[string]*procEntry // by procKey
 	// liveProcs counts the procEntries with a process (proc != nil),
 	// bounded by cfg.MaxPluginProcesses.
 	liveProcs  atomic.Int64
@@ -115,104 +116,6 @@ func (w *Worker) verifyOffsetsTopic(ctx context.Context, topic string, partition
 	return offsets.VerifyTopic(ctx, admin.AdminClient, topic, partitions)
 }
 
-// procEntry is the plugin process of one connector on this worker, shared
-// by the connector instance and its tasks.
-type procEntry struct {
-	mu    sync.Mutex // serializes launches
-	proc  *host.Process
-	users int
-	// current mirrors proc for metrics, which must not wait for a launch;
-	// after a crash it keeps the dead process until the next launch.
-	current atomic.Pointer[host.Process]
-	// crashed: the last process exited unexpectedly and was not replaced.
-	crashed bool
-}
-
-// acquireProcess returns the connector's running plugin process, launching
-// it (again, after a crash) when needed. release must be called once.
-func (w *Worker) acquireProcess(ctx context.Context, connector string, props map[string]string) (*host.Process, host.Manifest, func(), error) {
-	m, err := w.lookupPlugin(props)
-	if err != nil {
-		return nil, host.Manifest{}, nil, err
-	}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return nil, m, nil, ErrClosed
-	}
-	e := w.procs[connector]
-	if e == nil {
-		e = &procEntry{}
-		w.procs[connector] = e
-	}
-	w.mu.Unlock()
-
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.proc != nil && !exited(e.proc) && e.proc.Manifest().SHA256 == m.SHA256 {
-		e.users++
-	} else {
-		// A replacement (after a crash, or of an older binary) keeps its
-		// slot; a first process takes one.
-		slot := e.proc == nil
-		if slot && !w.reserveProcess() {
-			return nil, m, nil, &ProcessLimitError{Connector: connector, Limit: w.cfg.MaxPluginProcesses}
-		}
-		opts := w.cfg.PluginLaunch
-		if opts.Logger == nil {
-			opts.Logger = w.log
-		}
-		opts.Connector = connector
-		// Both series exist from the first launch, so that increase()
-		// sees the first restart and drop.
-		w.metrics.pluginRestarts.WithLabelValues(connector)
-		drops := w.metrics.pluginLogDrops.WithLabelValues(connector)
-		opts.OnLogDropped = func(n int) { drops.Add(float64(n)) }
-		p, err := host.Launch(ctx, m, opts)
-		if err != nil {
-			if slot {
-				w.liveProcs.Add(-1)
-			}
-			return nil, m, nil, err
-		}
-		if e.crashed || (e.proc != nil && exited(e.proc)) {
-			w.metrics.pluginRestarts.WithLabelValues(connector).Inc()
-		}
-		e.crashed = false
-		if old := e.proc; old != nil {
-			// A crashed process, or an older binary: its users fail or
-			// finish on their own.
-			go func() { _ = old.Close(context.Background()) }()
-		}
-		e.proc, e.users = p, e.users+1
-		e.current.Store(p)
-	}
-	p := e.proc
-	var once sync.Once
-	release := func() {
-		once.Do(func() {
-			e.mu.Lock()
-			defer e.mu.Unlock()
-			e.users--
-			if e.users <= 0 && e.proc == p {
-				e.proc = nil
-				w.liveProcs.Add(-1)
-				if exited(p) {
-					// It died under its users: the next launch is a
-					// restart, and until then the metrics show it down.
-					e.crashed = true
-				} else {
-					e.current.Store(nil)
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = p.Close(ctx)
-			}
-		})
-	}
-	return p, m, release, nil
-}
-
 // ConnectorPluginVersionKey chooses the version of the connector's plugin
 // (KIP-891): a version, a Maven version range, or empty or "latest" for
 // the highest installed one.
@@ -239,44 +142,6 @@ func (w *Worker) lookupPlugin(props map[string]string) (host.Manifest, error) {
 	return m, nil
 }
 
-// PluginVersion is the version of the plugin the connector's process on
-// this worker runs ("" when none has been launched): what its status
-// reports.
-func (w *Worker) PluginVersion(connector string) string {
-	w.mu.Lock()
-	e := w.procs[connector]
-	w.mu.Unlock()
-	if e == nil {
-		return ""
-	}
-	if p := e.current.Load(); p != nil {
-		return p.Manifest().Version
-	}
-	return ""
-}
-
-// reserveProcess takes a plugin-process slot if one is free.
-func (w *Worker) reserveProcess() bool {
-	for {
-		n := w.liveProcs.Load()
-		if n >= int64(w.cfg.MaxPluginProcesses) {
-			return false
-		}
-		if w.liveProcs.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
-
-func exited(p *host.Process) bool {
-	select {
-	case <-p.Done():
-		return true
-	default:
-		return false
-	}
-}
-
 // Validate validates a connector configuration: the plugin checks the
 // common keys, converters, transforms and the connector's own keys; the
 // worker adds its client-override policy.
@@ -293,21 +158,21 @@ func (w *Worker) Validate(ctx context.Context, props map[string]string) (configd
 		}
 		return configdef.ValidationResult{}, &ConfigError{Key: "connector.class", Message: err.Error()}
 	}
-	opts := w.cfg.PluginLaunch
-	if opts.Logger == nil {
-		opts.Logger = w.log
-	}
-	p, err := host.Launch(ctx, m, opts)
+	p, done, err := w.validationProcess(ctx, m)
 	if err != nil {
-		if errors.Is(err, host.ErrChecksumMismatch) {
+		var pve *host.ProtocolVersionError
+		switch {
+		case errors.Is(err, host.ErrChecksumMismatch):
 			// The installed binary is not the one its manifest vouches
 			// for: refuse the class, naming the fix.
 			return configdef.ValidationResult{}, &ConfigError{Key: "connector.class",
 				Message: fmt.Sprintf("plugin %s is refused: %v; reinstall it with `connectd plugin install`", class, err)}
+		case errors.As(err, &pve):
+			return configdef.ValidationResult{}, &ConfigError{Key: "connector.class", Message: pve.Error()}
 		}
 		return configdef.ValidationResult{}, err
 	}
-	defer func() { _ = p.Close(context.WithoutCancel(ctx)) }()
+	defer done()
 	res, err := p.Validate(ctx, props, w.cfg.ConverterDefaults)
 	if err != nil {
 		return res, err
@@ -564,18 +429,7 @@ func (w *Worker) Close(ctx context.Context) error {
 	for _, name := range conns {
 		_ = w.StopConnector(ctx, name)
 	}
-	w.mu.Lock()
-	procs := w.procs
-	w.procs = map[string]*procEntry{}
-	w.mu.Unlock()
-	for _, e := range procs {
-		e.mu.Lock()
-		if e.proc != nil {
-			_ = e.proc.Close(ctx)
-		}
-		e.current.Store(nil)
-		e.mu.Unlock()
-	}
+	w.closeProcesses(ctx)
 	return nil
 }
 
