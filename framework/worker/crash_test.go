@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/internal/kafkatest"
@@ -72,55 +76,85 @@ func TestSourceCrashKillWorker(t *testing.T) {
 	t.Logf("%d records exactly once after %d kills; %d aborted records left behind by the kills", len(msgs), kills, len(all)-len(msgs))
 }
 
-// TestSourceCrashKillPlugin SIGKILLs the plugin process instead: the task
-// fails, is restarted automatically with a new plugin process, and
-// resumes from the committed offsets.
+// TestSourceCrashKillPlugin SIGKILLs the plugin process instead: the
+// worker runs two datagen connectors, which share one plugin process, and
+// a file sink, a plugin of its own. Every task of the killed process fails
+// with the plugin's exit as trace, is restarted automatically with a new
+// plugin process, and resumes from the committed offsets; the sink's task
+// and process are untouched.
 func TestSourceCrashKillPlugin(t *testing.T) {
 	e := newEnv(t)
-	topic := kafkatest.Topic(t, kafkatest.Partitions(3))
 	const tasks, perTask = 2, 150_000
-	props := datagenProps(topic, tasks, perTask)
-	name := kafkatest.UniqueName(t, "c")
-
-	p := e.spawn(name, props, true)
-	p.waitRunning(name, tasks, time.Minute)
+	names := []string{kafkatest.UniqueName(t, "c"), kafkatest.UniqueName(t, "d")}
+	topics := []string{kafkatest.Topic(t, kafkatest.Partitions(3)), kafkatest.Topic(t, kafkatest.Partitions(3))}
+	sink := kafkatest.UniqueName(t, "sink")
+	p := e.spawn(names[0], datagenProps(topics[0], tasks, perTask), true,
+		append(e.also(names[1], datagenProps(topics[1], tasks, perTask)),
+			e.also(sink, sinkProps(topics[0], filepath.Join(t.TempDir(), "out"), 1))...)...)
+	for _, name := range names {
+		p.waitRunning(name, tasks, time.Minute)
+	}
+	p.waitRunning(sink, 1, time.Minute)
+	sinkPids := p.pluginChildren("filesink")
+	var taskNames []string
+	for _, name := range names {
+		for task := range tasks {
+			taskNames = append(taskNames, fmt.Sprintf("%s-%d", name, task))
+		}
+	}
 	kills := crashKills()
 	for i := range kills {
 		// Wait for the tasks to run again after the previous kill.
 		if i > 0 {
 			kafkatest.Eventually(t, time.Minute, func() (bool, string) {
 				n := 0
-				for task := range tasks {
-					if ev, _, ok := lastTaskEvent(p.status, fmt.Sprintf("%s-%d", name, task)); ok && ev.state == worker.StateRunning {
+				for _, task := range taskNames {
+					if ev, _, ok := lastTaskEvent(p.status, task); ok && ev.state == worker.StateRunning {
 						n++
 					}
 				}
-				return n == tasks, "tasks not RUNNING again after the plugin was killed; events:" + p.status.String()
+				return n == len(taskNames), "tasks not RUNNING again after the plugin was killed; events:" + p.status.String()
 			})
 		}
 		time.Sleep(randomDelay(300*time.Millisecond, 1500*time.Millisecond))
-		kids := p.children()
-		if len(kids) == 0 {
-			t.Fatalf("kill %d: worker %d has no plugin process", i+1, p.pid())
+		kids := p.pluginChildren("datagen")
+		if len(kids) != 1 {
+			t.Fatalf("kill %d: worker %d has datagen plugin processes %v, want one shared by both connectors", i+1, p.pid(), kids)
 		}
-		for _, pid := range kids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		t.Logf("kill %d/%d: plugin processes %v killed", i+1, kills, kids)
-		// The task must notice and fail with the plugin's exit as trace.
+		_ = syscall.Kill(kids[0], syscall.SIGKILL)
+		t.Logf("kill %d/%d: plugin process %d killed", i+1, kills, kids[0])
+		// Every task of the process must notice and fail.
 		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
-			ev, _, ok := lastTaskEvent(p.status, name+"-0")
-			return ok && ev.state != worker.StateRunning, "task did not notice the dead plugin; events:" + p.status.String()
+			for _, task := range taskNames {
+				if ev, _, ok := lastTaskEvent(p.status, task); !ok || ev.state == worker.StateRunning {
+					return false, task + " did not notice the dead plugin; events:" + p.status.String()
+				}
+			}
+			return true, ""
 		})
 	}
-	msgs := readCommitted(t, topic, tasks*perTask, 3*time.Minute)
-	failed, _, ok := p.status.find(name+"-0", worker.StateFailed, 0)
-	if !ok || !strings.Contains(failed.trace, "plugin") {
-		t.Errorf("task 0 never reported FAILED with the plugin's exit as trace; events:%s", p.status)
+	var all [][]*kafka.Message
+	for _, topic := range topics {
+		all = append(all, readCommitted(t, topic, tasks*perTask, 3*time.Minute))
 	}
+	for _, task := range taskNames {
+		failed, _, ok := p.status.find(task, worker.StateFailed, 0)
+		if !ok || !strings.Contains(failed.trace, "exited unexpectedly: signal: killed") {
+			t.Errorf("task %s never reported FAILED with the plugin's exit as trace; events:%s", task, p.status)
+		}
+	}
+	failed, _, _ := p.status.find(taskNames[0], worker.StateFailed, 0)
 	t.Logf("trace of a failure: %s", failed.trace)
+	if _, _, ok := p.status.find(sink+"-0", worker.StateFailed, 0); ok {
+		t.Errorf("the other plugin's task failed; events:%s", p.status)
+	}
+	if now := p.pluginChildren("filesink"); len(sinkPids) != 1 || !slices.Equal(now, sinkPids) {
+		t.Errorf("file sink plugin processes %v before the kills, %v after: want one, untouched", sinkPids, now)
+	}
 	p.stop()
-	checkExactlyOnce(t, msgs, tasks, perTask)
+	for _, msgs := range all {
+		checkExactlyOnce(t, msgs, tasks, perTask)
+	}
 }
 
 func lastTaskEvent(s *statusLog, name string) (statusEvent, int, bool) {

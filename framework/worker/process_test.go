@@ -17,8 +17,8 @@ import (
 	"github.com/connectd/connectd/internal/kafkatest"
 )
 
-// workerProc is a test worker process (internal/testworker) running one
-// connector, so tests can SIGKILL, SIGSTOP and restart a real worker.
+// workerProc is a test worker process (internal/testworker) running
+// connectors, so tests can SIGKILL, SIGSTOP and restart a real worker.
 type workerProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
@@ -27,16 +27,29 @@ type workerProc struct {
 	done   chan struct{}
 }
 
-// spawn starts a test worker for connector name with props.
+// writeProps writes a connector's properties to a file for the test worker.
+func (e *env) writeProps(props map[string]string) string {
+	e.t.Helper()
+	f := filepath.Join(e.t.TempDir(), "connector.json")
+	raw, _ := json.Marshal(props)
+	if err := os.WriteFile(f, raw, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return f
+}
+
+// also is the spawn argument that runs another connector in the worker.
+func (e *env) also(name string, props map[string]string) []string {
+	return []string{"-also", name + "=" + e.writeProps(props)}
+}
+
+// spawn starts a test worker for connector name with props (and the
+// connectors of args made by also).
 func (e *env) spawn(name string, props map[string]string, eos bool, args ...string) *workerProc {
 	e.t.Helper()
 	bin := builder.Build(e.t, testWorkerPkg)
 	dir := e.t.TempDir()
-	cfg := filepath.Join(dir, "connector.json")
-	raw, _ := json.Marshal(props)
-	if err := os.WriteFile(cfg, raw, 0o644); err != nil {
-		e.t.Fatal(err)
-	}
+	cfg := e.writeProps(props)
 	stderr := filepath.Join(dir, "stderr.log")
 	errFile, err := os.Create(stderr)
 	if err != nil {
@@ -141,6 +154,18 @@ func (p *workerProc) children() []int {
 		}
 		fields := strings.Fields(s[i+1:])
 		if len(fields) > 2 && fields[0] != "Z" && fields[1] == strconv.Itoa(p.pid()) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// pluginChildren returns the pids of the worker's plugin processes whose
+// binary's name contains binary.
+func (p *workerProc) pluginChildren(binary string) []int {
+	var out []int
+	for _, pid := range p.children() {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.Contains(filepath.Base(exe), binary) {
 			out = append(out, pid)
 		}
 	}

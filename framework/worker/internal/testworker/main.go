@@ -1,4 +1,4 @@
-// Command testworker runs one connector and its tasks through the worker
+// Command testworker runs connectors and their tasks through the worker
 // API in a process of its own, so that the worker's crash tests can
 // SIGKILL, SIGSTOP and restart a real worker process. It prints one line
 // per state change on stdout:
@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -58,25 +59,27 @@ func main() {
 		backoff     = flag.Duration("backoff", 200*time.Millisecond, "initial automatic restart backoff")
 		sinkBatch   = flag.Int("sink-batch", 0, "records per sink Put (0: the worker's default)")
 		session     = flag.Duration("session-timeout", 6*time.Second, "sink consumers' session.timeout.ms (a killed worker's members leave the group after it)")
+		also        = map[string]string{}
 	)
+	flag.Func("also", "another connector to run, as name=config-file (repeatable)", func(v string) error {
+		name, file, ok := strings.Cut(v, "=")
+		if !ok {
+			return fmt.Errorf("-also %q: want name=config-file", v)
+		}
+		also[name] = file
+		return nil
+	})
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if err := run(log, *bootstrap, *group, *offsetsTop, *offsetParts, *pluginDir, *eos, *name, *configFile, *flush, *shutdown, *backoff, *session, *sinkBatch); err != nil {
+	also[*name] = *configFile
+	if err := run(log, *bootstrap, *group, *offsetsTop, *offsetParts, *pluginDir, *eos, also, *flush, *shutdown, *backoff, *session, *sinkBatch); err != nil {
 		log.Error("testworker failed", "error", err)
 		os.Exit(1)
 	}
 }
 
 func run(log *slog.Logger, bootstrap, group, offsetsTopic string, offsetParts int, pluginDir string, eos bool,
-	name, configFile string, flush, shutdown, backoff, session time.Duration, sinkBatch int) error {
-	raw, err := os.ReadFile(configFile)
-	if err != nil {
-		return err
-	}
-	var props map[string]string
-	if err := json.Unmarshal(raw, &props); err != nil {
-		return fmt.Errorf("%s: %w", configFile, err)
-	}
+	connectors map[string]string, flush, shutdown, backoff, session time.Duration, sinkBatch int) error {
 	cat, err := host.OpenCatalog(pluginDir)
 	if err != nil {
 		return err
@@ -104,6 +107,26 @@ func run(log *slog.Logger, bootstrap, group, offsetsTopic string, offsetParts in
 		defer cancel()
 		_ = w.Close(cctx)
 	}()
+	for name, file := range connectors {
+		if err := startConnector(ctx, log, w, name, file); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// startConnector starts connector name with the properties in file, and
+// its tasks.
+func startConnector(ctx context.Context, log *slog.Logger, w *worker.Worker, name, file string) error {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var props map[string]string
+	if err := json.Unmarshal(raw, &props); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
 	if err := w.StartConnector(ctx, name, props, worker.TargetStarted, nil); err != nil {
 		return err
 	}
@@ -131,6 +154,5 @@ func run(log *slog.Logger, bootstrap, group, offsetsTopic string, offsetParts in
 			return err
 		}
 	}
-	<-ctx.Done()
 	return nil
 }
