@@ -4,8 +4,10 @@
 // through which tasks talk back to it.
 //
 // A connector author writes a Go type that implements SourceConnector or
-// SinkConnector and a main function that calls plugins.Serve with it. The
-// framework does everything else: it runs the connector in its own process,
+// SinkConnector and a main function that calls plugins.Serve with its
+// constructor. The framework does everything else: it runs the connector
+// in a plugin process (shared by the plugin's connectors on a worker, so
+// Serve makes an instance per connector, task and validation),
 // converts records with the configured converters, applies transforms, owns
 // Kafka, offsets and transactions, and routes failed records to the
 // dead-letter queue.
