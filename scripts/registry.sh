@@ -24,6 +24,8 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib.sh
+. "$repo/scripts/lib.sh"
 run_dir=${CONNECTD_RUN_DIR:-$repo/.run}
 state=$run_dir/registry
 env_file=$run_dir/registry.env
@@ -122,20 +124,6 @@ build() {
   [[ -f $dir/$runner ]] || die "could not store the build in $dir"
 }
 
-free_port() {
-  if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-    return
-  fi
-  local p
-  for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
-  done
-  die "could not find a free port on 127.0.0.1"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # ready reports whether the Confluent-compatible API answers 200 on the port.
 # Plain bash, so that no HTTP client has to be installed.
@@ -169,16 +157,7 @@ stop_registry() {
   is_ours || return 0
   local pid
   pid=$(cat "$state/pid")
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    note "the registry did not stop within 20s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  fi
+  terminate "$pid" 20 "the registry"
   rm -f "$state/pid"
 }
 
