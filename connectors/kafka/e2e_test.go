@@ -164,7 +164,7 @@ func TestExactlyOnceAcrossWorkerCrashes(t *testing.T) {
 			commitKills++
 		}
 		w.Kill()
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		t.Logf("kill %d (%s): target holds %d committed records", i+1, plan, n)
 		if n >= len(want) {
 			t.Fatalf("replication finished before kill %d of %d: the test no longer crashes it mid-flight", i+1, len(plans))
@@ -177,7 +177,7 @@ func TestExactlyOnceAcrossWorkerCrashes(t *testing.T) {
 	// A last, undisturbed run finishes the copy.
 	w := e.start()
 	kafkatest.Eventually(t, 5*time.Minute, func() (bool, string) {
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		return n >= len(want), fmt.Sprintf("%d of %d records committed", n, len(want))
 	})
 	_ = w.Signal(syscall.SIGTERM)
@@ -189,43 +189,6 @@ func TestExactlyOnceAcrossWorkerCrashes(t *testing.T) {
 
 	got := kafkatest.ReadAll(t, target, kafkatest.ReadCommitted, 5*time.Second, 5*time.Minute)
 	compareCopies(t, want, got)
-}
-
-// committedCount counts the target's records visible to read_committed.
-func committedCount(t *testing.T, topic string) int {
-	t.Helper()
-	a := kafkatest.Admin(t)
-	md, err := a.GetMetadata(&topic, false, 10000)
-	if err != nil || len(md.Topics[topic].Partitions) == 0 {
-		return 0
-	}
-	c, err := ckafka.NewConsumer(&ckafka.ConfigMap{
-		"bootstrap.servers": kafkatest.Bootstrap(t), "group.id": "e2e-count", "isolation.level": "read_committed",
-		"enable.auto.commit": false, "enable.partition.eof": true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	var tps []ckafka.TopicPartition
-	for _, p := range md.Topics[topic].Partitions {
-		tps = append(tps, ckafka.TopicPartition{Topic: &topic, Partition: p.ID, Offset: ckafka.OffsetBeginning})
-	}
-	if err := c.Assign(tps); err != nil {
-		t.Fatal(err)
-	}
-	n, eof := 0, map[int32]bool{}
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(eof) < len(tps) && time.Now().Before(deadline) {
-		switch ev := c.Poll(200).(type) {
-		case *ckafka.Message:
-			n++
-			delete(eof, ev.TopicPartition.Partition)
-		case ckafka.PartitionEOF:
-			eof[ev.Partition] = true
-		}
-	}
-	return n
 }
 
 // compareCopies checks that got holds exactly want's records, partition by
@@ -357,12 +320,12 @@ func TestUpstreamTransactionsThroughWorker(t *testing.T) {
 	w := e.start()
 	w.WaitLine(t, 2*time.Minute, "task repl-", "RUNNING")
 	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		return n == len(committed), fmt.Sprintf("%d of %d committed upstream records copied", n, len(committed))
 	})
 	// Nothing of the open transaction is copied while it is open.
 	time.Sleep(2 * time.Second)
-	if n := committedCount(t, target); n != len(committed) {
+	if n := countOn(t, kafkatest.A(), target); n != len(committed) {
 		t.Fatalf("target holds %d records while the upstream transaction is open, want %d", n, len(committed))
 	}
 	if err := p.CommitTransaction(ctx); err != nil {
@@ -372,7 +335,7 @@ func TestUpstreamTransactionsThroughWorker(t *testing.T) {
 		committed = append(committed, fmt.Sprintf("late-%d", j))
 	}
 	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		return n == len(committed), fmt.Sprintf("%d of %d records copied", n, len(committed))
 	})
 	w.Kill()
@@ -454,7 +417,7 @@ func TestBadInputThroughWorker(t *testing.T) {
 		produce(t, &ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: ptr(prefix + ".a"), Partition: 1}, Value: []byte("x")})
 		w.WaitLine(t, 2*time.Minute, "task repl-0 RUNNING")
 		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
-			n := committedCount(t, prefix+".a.replica")
+			n := countOn(t, kafkatest.A(), prefix+".a.replica")
 			return n == 1, fmt.Sprintf("%d records copied", n)
 		})
 	})
@@ -472,7 +435,7 @@ func TestBadInputThroughWorker(t *testing.T) {
 		produce(t, &ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: ptr(missing), Partition: 0}, Value: []byte("y")})
 		w.WaitLine(t, 2*time.Minute, "task repl-0 RUNNING")
 		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
-			n := committedCount(t, missing+".replica")
+			n := countOn(t, kafkatest.A(), missing+".replica")
 			return n == 1, fmt.Sprintf("%d records copied", n)
 		})
 	})
