@@ -55,13 +55,8 @@ use_cluster() {
 use_cluster a
 
 need_tools() {
-  command -v java >/dev/null 2>&1 || die "Java is not installed: install a JDK 17 or newer (Debian: apt-get install -y openjdk-17-jre-headless)"
-  local v
-  v=$(java -version 2>&1 | awk -F'"' '/version/ {print $2; exit}')
-  case "$v" in
-    1.*|9*|10*|11*|12*|13*|14*|15*|16*) die "Java $v is too old: Kafka 4 needs Java 17 or newer" ;;
-  esac
-  command -v mvn >/dev/null 2>&1 || die "Maven is not installed: it resolves the Kafka jars from Maven Central (Debian: apt-get install -y maven)"
+  need_java 17 "Kafka 4"
+  need_maven "it resolves the Kafka jars from Maven Central"
 }
 
 # classpath resolves the broker jars, reusing the cached classpath while the pom is unchanged.

@@ -34,3 +34,19 @@ terminate() {
     while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
   fi
 }
+
+# need_java MAJOR WHO: Java MAJOR or newer is installed, or die naming WHO,
+# what needs it.
+need_java() {
+  command -v java >/dev/null 2>&1 || die "Java is not installed: $2 needs Java $1 or newer (Debian: apt-get install -y openjdk-17-jre-headless)"
+  local v major
+  v=$(java -version 2>&1 | awk -F'"' '/version/ {print $2; exit}')
+  major=${v%%.*}
+  [[ $major == 1 ]] && { major=${v#1.}; major=${major%%.*}; } # 1.8.0_x is Java 8
+  [[ $major =~ ^[0-9]+$ ]] && ((major >= $1)) || die "Java $v is too old: $2 needs Java $1 or newer"
+}
+
+# need_maven WHY: Maven is installed, or die saying WHY it is needed.
+need_maven() {
+  command -v mvn >/dev/null 2>&1 || die "Maven is not installed: $1 (Debian: apt-get install -y maven)"
+}

@@ -40,18 +40,7 @@ runner=apicurio-registry-runner-1-runner.jar
 die() { echo "registry: $*" >&2; exit 1; }
 note() { echo "registry: $*" >&2; }
 
-need_tools() {
-  command -v java >/dev/null 2>&1 || die "Java is not installed: install Java 17 or newer (Debian: apt-get install -y openjdk-17-jre-headless)"
-  local v
-  v=$(java -version 2>&1 | awk -F'"' '/version/ {print $2; exit}')
-  case "$v" in
-    1.*|9*|10*) die "Java $v is too old: Apicurio Registry 2.x needs Java 11 or newer (17 recommended)" ;;
-  esac
-}
-
-need_maven() {
-  command -v mvn >/dev/null 2>&1 || die "Maven is not installed: the first start builds Apicurio Registry from Maven Central (Debian: apt-get install -y maven)"
-}
+need_tools() { need_java 11 "Apicurio Registry 2.x"; }
 
 registry_version() { sed -n 's:.*<apicurio.version>\(.*\)</apicurio.version>.*:\1:p' "$pom"; }
 
@@ -83,7 +72,7 @@ run_maven() {
 build() {
   local dir=$1
   [[ -f $dir/$runner ]] && return
-  need_maven
+  need_maven "the first start builds Apicurio Registry from Maven Central"
   mkdir -p "$(dirname "$dir")" "$state/logs"
   local work log=$state/logs/maven.log
   work=$(mktemp -d "$dir.build.XXXXXX")
