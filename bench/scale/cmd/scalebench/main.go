@@ -61,6 +61,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	settle := fs.Duration("settle", 10*time.Second, "wait after all RUNNING before measuring")
 	requests := fs.Int("requests", 50, "GET /connectors?expand=status requests timed per N")
 	timeout := fs.Duration("wait-timeout", 20*time.Minute, "longest wait for all RUNNING")
+	workers := fs.Int("workers", 1, "workers: more than 1 runs the cluster mode instead (the largest N across them; kill, join, leave)")
 	restart := fs.Bool("restart", true, "SIGKILL and restart the worker at the largest N")
 	out := fs.String("out", "bench/out/scale", "output directory")
 	_ = fs.Parse(args)
@@ -104,8 +105,14 @@ func cmdRun(ctx context.Context, args []string) error {
 				topic: id + "-" + sys.name()}
 			r.file = filepath.Join(r.dir, "empty.txt")
 			log.Printf("pass %d/%d: %s (logs in %s)", i+1, *reps, sys.name(), r.dir)
-			rows, err := runPass(ctx, sys, r, set)
-			p := pass{System: sys.name(), Rep: i, Rows: rows}
+			var p pass
+			var err error
+			if *workers > 1 {
+				p.Rows, p.Events, err = runCluster(ctx, sys, r, set, *workers)
+			} else {
+				p.Rows, err = runPass(ctx, sys, r, set)
+			}
+			p.System, p.Rep = sys.name(), i
 			if err != nil {
 				p.Err = err.Error()
 				log.Printf("%s: %v", sys.name(), err)

@@ -143,6 +143,7 @@ func (rep *report) markdown() string {
 			}
 		}
 	}
+	rep.events(&b)
 	for _, p := range rep.Passes {
 		if p.Err != "" {
 			fmt.Fprintf(&b, "\n%s pass %d failed: %s\n", p.System, p.Rep, p.Err)
@@ -191,4 +192,18 @@ func secs(s *float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f s", *s)
+}
+
+// events writes the rebalances of the -workers mode, every pass's own.
+func (rep *report) events(b *strings.Builder) {
+	head := false
+	for _, p := range rep.Passes {
+		for _, e := range p.Events {
+			if !head {
+				b.WriteString("\n## Rebalances\n\n| system | pass | event | workers after | seconds | tasks moved with the worker | other tasks moved |\n|---|---|---|---|---|---|---|\n")
+				head = true
+			}
+			fmt.Fprintf(b, "| %s | %d | %s | %d | %.1f | %d | %d |\n", p.System, p.Rep, e.Event, e.Workers, e.Sec, e.Moved, e.Others)
+		}
+	}
 }

@@ -15,13 +15,14 @@ import (
 
 // worker is a running worker's REST API.
 type worker struct {
+	port int
 	base string // http://127.0.0.1:<port>
 	proc *benchkit.Proc
 	hc   *http.Client
 }
 
 func newWorker(port int, p *benchkit.Proc) *worker {
-	return &worker{base: fmt.Sprintf("http://127.0.0.1:%d", port), proc: p, hc: &http.Client{Timeout: 30 * time.Second}}
+	return &worker{port: port, base: fmt.Sprintf("http://127.0.0.1:%d", port), proc: p, hc: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // statuses is one GET /connectors?expand=status.

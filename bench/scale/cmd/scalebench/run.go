@@ -42,7 +42,9 @@ type pass struct {
 	System string `json:"system"`
 	Rep    int    `json:"rep"`
 	Rows   []row  `json:"rows"`
-	Err    string `json:"error,omitempty"`
+	// Events are the rebalances of the -workers mode.
+	Events []event `json:"events,omitempty"`
+	Err    string  `json:"error,omitempty"`
 }
 
 // settings are the measurement flags.
@@ -58,6 +60,12 @@ type settings struct {
 // measure samples the worker's tree over the window, then times the REST
 // API.
 func measure(ctx context.Context, w *worker, set settings, phase string, n int, running time.Duration) (row, error) {
+	return measureTree(ctx, w, []*worker{w}, set, phase, n, running)
+}
+
+// measureTree is measure over the process trees of several workers, w
+// among them answering the REST requests.
+func measureTree(ctx context.Context, w *worker, all []*worker, set settings, phase string, n int, running time.Duration) (row, error) {
 	r := row{Phase: phase, N: n}
 	if running > 0 {
 		s := running.Seconds()
@@ -68,7 +76,11 @@ func measure(ctx context.Context, w *worker, set settings, phase string, n int, 
 		return r, ctx.Err()
 	case <-time.After(set.settle):
 	}
-	u0 := benchkit.TreeUsage(w.proc.Pid())
+	var roots []int
+	for _, x := range all {
+		roots = append(roots, x.proc.Pid())
+	}
+	u0 := benchkit.TreeUsage(roots...)
 	t0 := time.Now()
 	select {
 	case <-ctx.Done():
@@ -77,7 +89,7 @@ func measure(ctx context.Context, w *worker, set settings, phase string, n int, 
 		return r, fmt.Errorf("the worker exited")
 	case <-time.After(set.window):
 	}
-	u1 := benchkit.TreeUsage(w.proc.Pid())
+	u1 := benchkit.TreeUsage(roots...)
 	r.CPUPct = 100 * benchkit.CPUBetween(u0.CPU, u1.CPU).Seconds() / time.Since(t0).Seconds()
 	r.RSSMB, r.PSSMB = float64(u1.RSS)/(1<<20), float64(u1.PSS)/(1<<20)
 	r.Procs, r.Threads = u1.Procs, u1.Threads
@@ -101,13 +113,7 @@ func (r row) String() string {
 // runPass starts a worker of sys, grows it through set.ns, kills and
 // restarts it at the largest N, deletes everything and measures each step.
 func runPass(ctx context.Context, sys system, r *run, set settings) (rows []row, err error) {
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(r.file, nil, 0o644); err != nil {
-		return nil, err
-	}
-	if err := benchkit.CreateTopic(ctx, r.bootstrap, r.topic, 1); err != nil {
+	if err := prepare(ctx, r); err != nil {
 		return nil, err
 	}
 	defer cleanup(r, sys)
@@ -157,6 +163,17 @@ func runPass(ctx context.Context, sys system, r *run, set settings) (rows []row,
 	}
 	log.Printf("%s: %s", label, m)
 	return append(rows, m), nil
+}
+
+// prepare makes the pass's directory, empty file and topic.
+func prepare(ctx context.Context, r *run) error {
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(r.file, nil, 0o644); err != nil {
+		return err
+	}
+	return benchkit.CreateTopic(ctx, r.bootstrap, r.topic, 1)
 }
 
 func startWorker(ctx context.Context, sys system, r *run) (*worker, error) {
