@@ -321,5 +321,7 @@ func (w *Worker) StopConnector(ctx context.Context, name string) error {
 	}
 	c.shutdown(ctx)
 	c.report(StateUnassigned, "")
+	w.forgetIfGone(name)
+	releaseThreads(threadsPerRuntime)
 	return nil
 }
