@@ -20,7 +20,7 @@ import (
 // footprint is what a worker process holds that grows with the connectors
 // it runs.
 type footprint struct {
-	threads    int // OS threads (/proc/self/task): librdkafka clients own several each
+	threads    int            // OS threads (/proc/self/task): librdkafka clients own several each
 	names      map[string]int // threads by name
 	goroutines int
 	plugins    int // child processes
