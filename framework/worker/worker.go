@@ -49,6 +49,7 @@ type Worker struct {
 	status  StatusListener
 	log     *slog.Logger
 	metrics *metrics
+	starts  *startGate
 
 	mu     sync.Mutex
 	closed bool
@@ -75,7 +76,7 @@ func New(ctx context.Context, cfg Config, status StatusListener) (*Worker, error
 		return nil, fmt.Errorf("worker: metrics: %w", err)
 	}
 	w := &Worker{
-		cfg: cfg, status: status, log: cfg.Logger, metrics: m,
+		cfg: cfg, status: status, log: cfg.Logger, metrics: m, starts: newStartGate(cfg.StartConcurrency, m),
 		procs: map[string]*procEntry{}, connectors: map[string]*connectorRuntime{}, tasks: map[TaskID]*taskRuntime{},
 	}
 	if err := cfg.Metrics.Register(newCollector(w)); err != nil {
