@@ -102,7 +102,7 @@ type Config struct {
 	// *ProcessLimitError (FAILED with a trace, restarted with backoff).
 	// The short-lived processes of config validation are not counted.
 	MaxPluginProcesses int
-	// StartConcurrency is worker.start.concurrency (default
+	// StartConcurrency is worker.start.concurrency (0 or less:
 	// DefaultStartConcurrency): the most connector instances and task
 	// incarnations starting at once on this worker, each from before its
 	// plugin process launches until it runs or fails. The others wait
