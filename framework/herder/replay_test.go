@@ -3,7 +3,9 @@ package herder
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/connectd/connectd/framework/herder/clusterstate"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/plugins/host"
 )
 
 // writeConfigs fills the config topic with n connectors of one task each,
@@ -70,18 +73,20 @@ func TestConfigReplayAtScale(t *testing.T) {
 	const connectors = 2500
 	c := newCluster(t, false)
 	c.base.Limits.WorkerTasks = connectors
+	cat := &countingCatalog{Catalog: c.base.Plugins.(*host.Catalog)}
+	c.base.Plugins = cat
 	writeConfigs(t, c.base.BootstrapServers, c.base.ConfigTopic, connectors)
 
 	// The config topic alone.
 	cfg := c.base
 	cfg.WorkerURL = "http://127.0.0.1:18999"
 	cfg.Logger = c.testLogger("replay")
-	h, err := New(cfg, c.client)
+	reader, err := New(cfg, c.client)
 	if err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	l, err := h.newConfigLog()
+	l, err := reader.newConfigLog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +112,7 @@ func TestConfigReplayAtScale(t *testing.T) {
 	// A whole worker: it replays, joins, assigns itself everything as
 	// the leader and starts it.
 	began = time.Now()
-	_, rt := c.add()
+	h, rt := c.add()
 	kafkatest.Eventually(t, time.Minute, func() (bool, string) {
 		n := len(rt.running())
 		return n == connectors, strconv.Itoa(n) + " tasks running"
@@ -117,4 +122,52 @@ func TestConfigReplayAtScale(t *testing.T) {
 	if replay > 10*time.Second || start > 30*time.Second {
 		t.Errorf("replay took %v (want < 10 s), start %v (want < 30 s)", replay, start)
 	}
+
+	// GET /connectors?expand=status, as the REST handler builds it: the
+	// plugin catalog is asked about each class once, not per connector.
+	var took []time.Duration
+	for range 5 {
+		before := cat.lookups.Load()
+		began := time.Now()
+		listStatuses(t, h, connectors)
+		took = append(took, time.Since(began))
+		if n := cat.lookups.Load() - before; n > 1 {
+			t.Errorf("listing %d connectors with their status looked the plugin catalog up %d times", connectors, n)
+		}
+	}
+	slices.Sort(took)
+	t.Logf("GET /connectors?expand=status of %d connectors: median %v", connectors, took[len(took)/2].Round(time.Microsecond))
+}
+
+// listStatuses does what GET /connectors?expand=status does.
+func listStatuses(t *testing.T, h *Herder, want int) {
+	t.Helper()
+	ctx := WithReadScope(ctxT(t))
+	names, err := h.Connectors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != want {
+		t.Fatalf("%d connectors listed, want %d", len(names), want)
+	}
+	for _, n := range names {
+		st, err := h.ConnectorStatus(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Type != api.TypeSource || len(st.Tasks) != 1 {
+			t.Fatalf("status of %s: %+v", n, st)
+		}
+	}
+}
+
+// countingCatalog counts the catalog lookups that read plugin.path.
+type countingCatalog struct {
+	*host.Catalog
+	lookups atomic.Int64
+}
+
+func (c *countingCatalog) Lookup(class string) (host.Manifest, error) {
+	c.lookups.Add(1)
+	return c.Catalog.Lookup(class)
 }
