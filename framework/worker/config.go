@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -101,6 +102,14 @@ type Config struct {
 	// *ProcessLimitError (FAILED with a trace, restarted with backoff).
 	// The short-lived processes of config validation are not counted.
 	MaxPluginProcesses int
+	// StartConcurrency is worker.start.concurrency (0 or less:
+	// DefaultStartConcurrency): the most connector instances and task
+	// incarnations starting at once on this worker, each from before its
+	// plugin process launches until it runs or fails. The others wait
+	// their turn (in the order the scheduler picks), so that a restart,
+	// rebalance or failover that assigns hundreds at once does not launch
+	// hundreds of processes together.
+	StartConcurrency int
 
 	// Logger is the base logger (default slog.Default()); every task log
 	// line carries connector and task attributes.
@@ -112,6 +121,14 @@ type Config struct {
 
 // DefaultMaxPluginProcesses is the default of Config.MaxPluginProcesses.
 const DefaultMaxPluginProcesses = 100
+
+// DefaultStartConcurrency is the default of Config.StartConcurrency: two
+// starts per CPU keep the CPUs busy while starts wait on Kafka and plugin
+// handshakes, without starving the worker's REST API and heartbeats.
+func DefaultStartConcurrency() int { return 2 * runtime.NumCPU() }
+
+// KeyStartConcurrency is the worker property of Config.StartConcurrency.
+const KeyStartConcurrency = "worker.start.concurrency"
 
 // KeyMaxPluginProcesses is the worker property of Config.MaxPluginProcesses.
 const KeyMaxPluginProcesses = "worker.plugin.processes.max"
@@ -154,6 +171,9 @@ func (c *Config) setDefaults() error {
 	c.RestartBackoffMax = max(c.RestartBackoffMax, c.RestartBackoffInitial)
 	if c.MaxPluginProcesses <= 0 {
 		c.MaxPluginProcesses = DefaultMaxPluginProcesses
+	}
+	if c.StartConcurrency <= 0 {
+		c.StartConcurrency = DefaultStartConcurrency()
 	}
 	if c.SinkBatchRecords <= 0 {
 		c.SinkBatchRecords = 1000

@@ -236,6 +236,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 		DisableTopicCreation:  !v.Bool(TopicCreation),
 		SinkBatchRecords:      int(v.Int(SinkBatchRecords)),
 		MaxPluginProcesses:    int(v.Int(PluginProcessesMax)),
+		StartConcurrency:      int(v.Int(StartConcurrency)),
 		PluginLaunch: host.LaunchOptions{
 			CallTimeout:     ms(v.Long(PluginCallTimeout)),
 			StopTimeout:     ms(v.Long(PluginStopTimeout)),

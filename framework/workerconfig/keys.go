@@ -69,6 +69,7 @@ const (
 	ConnectorConfigMax     = herder.KeyConnectorConfigMax
 	WorkerTasksMax         = herder.KeyWorkerTasksMax
 	PluginProcessesMax     = worker.KeyMaxPluginProcesses
+	StartConcurrency       = worker.KeyStartConcurrency
 	defaultHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 )
 
@@ -215,6 +216,7 @@ func Def() *configdef.Def {
 	integer(groupLimits, ConnectorTasksLimit, herder.DefaultConnectorTasksLimit, "Largest tasks.max a connector config may set, and the most task configs a connector may generate. A create or update beyond it is refused (400 naming this key); a stored config beyond it (an older version's, or a hand-written record) makes the connector FAILED with a trace, and a connector with more stored task configs than this gets none of them assigned. The leader's value applies to writes, each worker's to the connectors it runs (connectd).", configdef.AtLeast[int32](1))
 	integer(groupLimits, ConnectorConfigMax, herder.DefaultConnectorConfigMax, "Largest connector config, and largest task config a connector may generate, in bytes of its JSON. Beyond it: as for connector.tasks.max.limit. Large values belong in a config provider (${file:...}) (connectd).", configdef.AtLeast[int32](1024))
 	integer(groupLimits, WorkerTasksMax, herder.DefaultWorkerTasksMax, "Most tasks this worker runs at once. Tasks assigned beyond it are not started: each is FAILED with a trace naming this key, and starts once the worker runs fewer (or on the worker it moves to) (connectd).", configdef.AtLeast[int32](1))
+	integer(groupLimits, StartConcurrency, 0, "Most connector instances and task incarnations starting at once on this worker, each from before its plugin process launches until it runs or fails; the others wait their turn. It paces the starts that a restart, a rebalance or a failover assigns at once, so that they do not launch hundreds of plugin processes and Kafka clients together and starve the worker's REST API, heartbeats and machine. 0: two per CPU (connectd).", configdef.AtLeast[int32](0))
 	integer(groupLimits, PluginProcessesMax, worker.DefaultMaxPluginProcesses, "Most plugin processes (one per connector with work on this worker) running at once. A connector or task that would launch one more is FAILED with a trace naming this key and retried with the automatic restart backoff. Config validation's short-lived processes are not counted (connectd).", configdef.AtLeast[int32](1))
 
 	add(groupREST, configdef.Key{Name: Listeners, Type: configdef.List, Default: []string{"http://:8083"}, Importance: configdef.High,
