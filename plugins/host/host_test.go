@@ -37,15 +37,9 @@ func sinkConfig(out string) map[string]string {
 }
 
 func TestSinkSuite(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSinkSuite(t, v) })
-	}
-}
-
-func testSinkSuite(t *testing.T, version int) {
 	out := filepath.Join(t.TempDir(), "sink.bin")
 	plugintest.SinkSuite{
-		Binary: buildFor(t, "sink", version),
+		Binary: build(t, "sink"),
 		Config: sinkConfig(out),
 		Invalid: []plugintest.Invalid{
 			{Name: "missing out.file", Props: map[string]string{"out.file": ""}, Key: "out.file"},
@@ -124,17 +118,15 @@ func testRecords(n int, big bool) []chain.Raw {
 }
 
 func TestPutBytesCrossIntact(t *testing.T) {
-	for _, v := range protocols {
-		for _, big := range []bool{false, true} {
-			t.Run(fmt.Sprintf("v%d/16MiB=%v", v, big), func(t *testing.T) { testPutBytesCrossIntact(t, v, big) })
-		}
+	for _, big := range []bool{false, true} {
+		t.Run(fmt.Sprintf("16MiB=%v", big), func(t *testing.T) { testPutBytesCrossIntact(t, big) })
 	}
 }
 
-func testPutBytesCrossIntact(t *testing.T, version int, big bool) {
+func testPutBytesCrossIntact(t *testing.T, big bool) {
 	out := filepath.Join(t.TempDir(), "sink.bin")
 	// A 1 MiB budget makes the small batch travel in several parts too.
-	_, p := launchFor(t, "sink", version, host.LaunchOptions{BatchBytes: 1 << 20})
+	_, p := launch(t, "sink", host.LaunchOptions{BatchBytes: 1 << 20})
 	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig(out)})
 	if err != nil {
 		t.Fatal(err)
@@ -151,15 +143,13 @@ func testPutBytesCrossIntact(t *testing.T, version int, big bool) {
 }
 
 func TestPollBytesCrossIntact(t *testing.T) {
-	for _, v := range protocols {
-		for _, big := range []bool{false, true} {
-			t.Run(fmt.Sprintf("v%d/16MiB=%v", v, big), func(t *testing.T) { testPollBytesCrossIntact(t, v, big) })
-		}
+	for _, big := range []bool{false, true} {
+		t.Run(fmt.Sprintf("16MiB=%v", big), func(t *testing.T) { testPollBytesCrossIntact(t, big) })
 	}
 }
 
-func testPollBytesCrossIntact(t *testing.T, version int, big bool) {
-	_, p := launchFor(t, "source", version, host.LaunchOptions{BatchBytes: 256 << 10})
+func testPollBytesCrossIntact(t *testing.T, big bool) {
+	_, p := launch(t, "source", host.LaunchOptions{BatchBytes: 256 << 10})
 	props := map[string]string{"topic": "t", "records": "300", "batch": "100", "record.bytes": "1024", "transaction.boundary": "connector"}
 	bigEvery := 0
 	if big {
@@ -262,13 +252,7 @@ func gauge(t *testing.T, fams []*dto.MetricFamily, name string) (float64, map[st
 // push batches as fast as they can; the plugin never holds more than its
 // credits (2 batches) and the task sees one Put at a time.
 func TestSinkFlowControl(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSinkFlowControl(t, v) })
-	}
-}
-
-func testSinkFlowControl(t *testing.T, version int) {
-	_, p := launchFor(t, "sink", version, host.LaunchOptions{})
+	_, p := launch(t, "sink", host.LaunchOptions{})
 	props := sinkConfig("discard")
 	props["sleep.ms"] = "20"
 	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "slow", Task: 3, Defaults: chain.ByteArrayDefaults(), Props: props})
@@ -321,13 +305,7 @@ func testSinkFlowControl(t *testing.T, version int) {
 // TestSourceFlowControl: a host that does not take batches stops the
 // plugin's polling once its credits are used.
 func TestSourceFlowControl(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSourceFlowControl(t, v) })
-	}
-}
-
-func testSourceFlowControl(t *testing.T, version int) {
-	_, p := launchFor(t, "source", version, host.LaunchOptions{})
+	_, p := launch(t, "source", host.LaunchOptions{})
 	props := map[string]string{"topic": "t", "records": "1000000", "batch": "10", "record.bytes": "100"}
 	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: props, Credits: 3})
 	if err != nil {
@@ -373,14 +351,8 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestCrashedPluginFailsTaskWithStderrTail(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testCrashedPluginFailsTask(t, v) })
-	}
-}
-
-func testCrashedPluginFailsTask(t *testing.T, version int) {
 	t.Run("SIGKILL", func(t *testing.T) {
-		_, p := launchFor(t, "source", version, host.LaunchOptions{})
+		_, p := launch(t, "source", host.LaunchOptions{})
 		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "records": "0"}})
 		if err != nil {
 			t.Fatal(err)
@@ -403,7 +375,7 @@ func testCrashedPluginFailsTask(t *testing.T, version int) {
 		}
 	})
 	t.Run("panic", func(t *testing.T) {
-		_, p := launchFor(t, "source", version, host.LaunchOptions{})
+		_, p := launch(t, "source", host.LaunchOptions{})
 		// The plugin may die before or after its start reply gets out:
 		// either way the task's error carries the panic.
 		task, nerr := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "mode": "crash-poll", "batch": "5"}})
@@ -540,15 +512,6 @@ func TestHangsFailWithinCallTimeout(t *testing.T) {
 	})
 }
 
-func TestMalformedMessageFailsTask(t *testing.T) {
-	_, p := launch(t, "malformed", host.LaunchOptions{CallTimeout: 5 * time.Second})
-	_, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "m", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{}})
-	if !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), "malformed") {
-		t.Fatalf("start against a plugin sending garbage: %v", err)
-	}
-	t.Log(err)
-}
-
 func TestLogsMergedWithAttributes(t *testing.T) {
 	var buf syncbuf.Buffer
 	opts := host.LaunchOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil)), Connector: "logs"}
@@ -619,7 +582,7 @@ func TestCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Name != "TestSource" || m.Type != sdk.Source || len(m.SHA256) != 64 || !slices.Equal(m.ProtocolVersions, []int{1, 2}) || len(m.Config) != 3 {
+	if m.Name != "TestSource" || m.Type != sdk.Source || len(m.SHA256) != 64 || !slices.Equal(m.ProtocolVersions, host.ProtocolVersions()) || len(m.Config) != 3 {
 		t.Fatalf("manifest %+v", m)
 	}
 	if _, err := cat.Install(ctxT(t), build(t, "sink")); err != nil {

@@ -139,8 +139,7 @@ type Process struct {
 	conn   *grpc.ClientConn
 	stderr *stderrSink
 	pid    int
-	// data carries the task streams under protocol version 2; nil under
-	// version 1 (they are gRPC streams then).
+	// data carries the task streams (the data channel).
 	data *datachan.Conn
 
 	done      chan struct{}
@@ -186,26 +185,21 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	}
 	setPdeathsig(cmd)
 	setProcessGroup(cmd)
-	// The data channel (protocol version 2): a connected socketpair whose
-	// plugin end only this child inherits, as file descriptor 3.
-	versions := map[int]plugin.PluginSet{wire.ProtocolV1: {wire.PluginName: &wire.GRPCPlugin{}}}
+	// The data channel: a connected socketpair whose plugin end only this
+	// child inherits, as file descriptor 3.
+	versions := map[int]plugin.PluginSet{}
+	for _, v := range ProtocolVersions() {
+		versions[v] = plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
+	}
 	hostEnd, pluginEnd, err := socketpair()
-	switch {
-	case err == nil:
-		defer pluginEnd.Close() // the child has its copy once started
-		cmd.ExtraFiles = []*os.File{pluginEnd}
-		cmd.Env = append(cmd.Env, wire.EnvDataFD+"=3")
-		versions[wire.ProtocolV2] = plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
-	case errors.Is(err, errors.ErrUnsupported):
-		// No socketpair on this platform: version 1 only.
-	default:
+	if err != nil {
+		// errors.Is(err, errors.ErrUnsupported) off Unix.
 		return nil, fmt.Errorf("launch plugin %s: data channel: %w", m.Name, err)
 	}
-	closeHostEnd := func() {
-		if hostEnd != nil {
-			hostEnd.Close()
-		}
-	}
+	defer pluginEnd.Close() // the child has its copy once started
+	cmd.ExtraFiles = []*os.File{pluginEnd}
+	cmd.Env = append(cmd.Env, wire.EnvDataFD+"=3")
+	closeHostEnd := func() { hostEnd.Close() }
 	limit := newLogLimiter(opts.LogLinesPerSecond)
 	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log, opts.Connector, limit, opts.OnLogDropped), done: make(chan struct{})}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
@@ -278,13 +272,9 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		closeHostEnd()
 		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
 	}
-	if p.client.NegotiatedVersion() >= wire.ProtocolV2 {
-		if p.data, err = p.openData(hostEnd); err != nil {
-			p.abort()
-			return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
-		}
-	} else {
-		closeHostEnd() // a version 1 plugin: task streams are gRPC streams
+	if p.data, err = p.openData(hostEnd); err != nil {
+		p.abort()
+		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
 	}
 	p.rpc = raw.(pluginpb.PluginClient)
 	if gc, ok := r.proto.(*plugin.GRPCClient); ok {
@@ -548,7 +538,7 @@ func (p *Process) spec(ctx context.Context) (Spec, []int, error) {
 	if s.Type != sdk.Source && s.Type != sdk.Sink {
 		return Spec{}, nil, fmt.Errorf("plugin %s: spec: %w: type %q", p.m.Name, ErrProtocol, s.Type)
 	}
-	versions := []int{p.ProtocolVersion()} // a version 1 plugin does not list them
+	versions := []int{p.ProtocolVersion()}
 	if vs := r.GetProtocolVersions(); len(vs) > 0 {
 		versions = versions[:0]
 		for _, v := range vs {

@@ -112,12 +112,7 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 		batches: make(chan *SourceBatch, s.Credits),
 		stopped: make(chan struct{}),
 	}
-	open := func(life context.Context) (sourceStream, error) {
-		if p.data != nil {
-			return wire.OpenSource(life, p.data)
-		}
-		return p.rpc.SourceTask(life)
-	}
+	open := func(life context.Context) (sourceStream, error) { return wire.OpenSource(life, p.data) }
 	start := &pluginpb.SourceStart{
 		Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults,
 		Credits: int32(s.Credits), BatchBytes: int64(p.opts.BatchBytes),
@@ -140,14 +135,14 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 	}
 	t.held.Store(int32(s.Credits))
 	t.last.Store(time.Now().UnixNano())
-	deliver(stream, t.handle)
+	stream.Handle(t.handle)
 	go t.watchdog()
 	return t, nil
 }
 
 // handle takes the plugin's messages and the stream's end, one at a time
-// (deliver). It never blocks: under protocol version 2 it runs on the
-// goroutine reading the data channel, which is the one waiting in Next
+// (taskStream.Handle). It never blocks: it runs on the goroutine reading
+// the data channel, which is the one waiting in Next
 // unless another call reads at the time (awaitBatch).
 func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 	if t.ended {
@@ -175,7 +170,7 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 		if asm.Records == nil {
 			asm.Records = t.takeSpare(int(b.GetCount()))
 		}
-		if t.p.data != nil && len(b.GetRecords()) > 0 {
+		if len(b.GetRecords()) > 0 {
 			asm.bulks = append(asm.bulks, b.GetRecords())
 		}
 		if err := appendBatch(asm, b, &t.dec); err != nil {
@@ -315,21 +310,10 @@ func (t *SourceTask) Next(ctx context.Context) (*SourceBatch, error) {
 		return t.took(b)
 	default:
 	}
-	if t.aw != nil {
-		return t.awaitBatch(ctx)
-	}
-	select {
-	case b := <-t.batches:
-		return t.took(b)
-	case <-t.failed:
-		return nil, t.failErr
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return t.awaitBatch(ctx)
 }
 
-// awaitBatch is Next's wait under protocol version 2: the caller reads
-// the data channel itself while nobody else does (datachan.Conn.Await),
+// awaitBatch is Next's wait: the caller reads the data channel itself while nobody else does (datachan.Conn.Await),
 // so a batch reaches it without a hand-off between goroutines.
 func (t *SourceTask) awaitBatch(ctx context.Context) (*SourceBatch, error) {
 	done := func() bool { return len(t.batches) > 0 || t.Err() != nil }

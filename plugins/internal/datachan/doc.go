@@ -1,4 +1,4 @@
-// Package datachan is the data channel of plugin protocol version 2: the
+// Package datachan is the data channel of the plugin protocol: the
 // task streams of one plugin process (source and sink tasks, any number)
 // multiplexed over one connected socketpair that the host creates and
 // only that plugin process inherits.
@@ -44,9 +44,9 @@
 // It must not interpret messages (plugins/internal/wire decodes them) or
 // decide what a failure means for a task (plugins and plugins/host do).
 //
-// Why no TLS: version 1 runs every stream through go-plugin's AutoMTLS
-// gRPC connection, because that connection is a Unix socket with a path
-// that other local processes can try to connect to. The data channel has
+// Why no TLS: the control calls run through go-plugin's AutoMTLS gRPC
+// connection, because that connection is a Unix socket with a path that
+// other local processes can try to connect to. The data channel has
 // no name: socketpair(2) returns two already connected ends, both
 // close-on-exec; the host hands one to exactly one child with
 // exec.Cmd.ExtraFiles and closes its copy, and the plugin duplicates it

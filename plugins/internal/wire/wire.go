@@ -31,14 +31,12 @@ var Handshake = plugin.HandshakeConfig{
 // plugin set.
 const PluginName = "connector"
 
-// Protocol versions. Both use the gRPC service of plugins/pluginpb for the
-// control calls (spec, validate, connectors, metrics, health).
+// Protocol versions. The control calls (spec, validate, connectors,
+// metrics, health) use the gRPC service of plugins/pluginpb.
 const (
-	// ProtocolV1 carries the task streams as gRPC streams too.
-	ProtocolV1 = 1
 	// ProtocolV2 carries the task streams on the data channel: a
 	// socketpair the host creates and only the plugin process inherits
-	// (plugins/internal/datachan), with the same messages.
+	// (plugins/internal/datachan).
 	ProtocolV2 = 2
 )
 
@@ -51,7 +49,7 @@ const (
 	// EnvLogLevel is the plugin's log level (debug, info, warn, error).
 	EnvLogLevel = "CONNECTD_PLUGIN_LOG_LEVEL"
 	// EnvDataFD is the file descriptor number of the plugin's end of the
-	// data channel (protocol version 2).
+	// data channel.
 	EnvDataFD = "CONNECTD_PLUGIN_DATA_FD"
 	// EnvSpinWait is how long, in microseconds, the plugin's waits on the
 	// data channel poll the socket before sleeping (0: never).
