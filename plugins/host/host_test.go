@@ -466,6 +466,48 @@ func TestGarbageOnStdoutFailsLaunch(t *testing.T) {
 	t.Logf("after %v: %v", time.Since(start), err)
 }
 
+// TestSourceHangCheckSparesIdleTasks: the hang check fails a source task
+// only while the plugin owes a batch. An empty source (its heartbeats
+// count) and a source whose batches the host does not take (no credit
+// left, nothing owed) both outlive several call timeouts, and the latter
+// is owed a batch again once the host takes one.
+func TestSourceHangCheckSparesIdleTasks(t *testing.T) {
+	opts := host.LaunchOptions{CallTimeout: time.Second}
+	cases := []struct {
+		name  string
+		props map[string]string
+	}{
+		{"empty source", map[string]string{"topic": "t", "records": "0"}},
+		{"batches not taken", map[string]string{"topic": "t", "records": "1000000", "batch": "10", "record.bytes": "10"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, p := launch(t, "source", opts)
+			task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: c.props, Credits: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { task.Stop(ctxT(t)) })
+			// Nothing to await here: the assertion is that no failure
+			// comes within several call timeouts.
+			time.Sleep(4 * opts.CallTimeout)
+			if err := task.Err(); err != nil {
+				t.Fatalf("task failed while idle: %v", err)
+			}
+			if c.props["records"] == "0" {
+				return
+			}
+			for range 3 {
+				b, err := task.Next(ctxT(t))
+				if err != nil {
+					t.Fatalf("Next after idling: %v", err)
+				}
+				task.Release(b)
+			}
+		})
+	}
+}
+
 func TestHangsFailWithinCallTimeout(t *testing.T) {
 	opts := host.LaunchOptions{CallTimeout: 3 * time.Second} // short, yet safe on a loaded machine
 	t.Run("validate", func(t *testing.T) {
