@@ -358,11 +358,16 @@ func tailNote(tail string) string {
 }
 
 // watch turns the process's exit into Done/Err. go-plugin has no exit
-// callback (hashicorp/go-plugin#92), so it polls Exited. A plugin that
-// died while something it forked still holds its pipes would never count
-// as exited: once a second watch checks the process itself, and kills
-// what is left of its process group when it is gone.
+// callback (hashicorp/go-plugin#92), so it polls Exited; on Linux only
+// once the process has exited (exitNotice, a pidfd in the network poller),
+// so a plugin that lives costs no polling. A plugin that died while
+// something it forked still holds its pipes would never count as exited:
+// once a second watch checks the process itself, and kills what is left
+// of its process group when it is gone.
 func (p *Process) watch() {
+	if exited := exitNotice(p.pid); exited != nil {
+		<-exited
+	}
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	ticks, reaped := 0, false
@@ -387,9 +392,7 @@ func (p *Process) watch() {
 			p.log.Error("plugin process exited unexpectedly", "pid", p.pid, "state", state)
 		}
 		p.mu.Unlock()
-		if p.data != nil {
-			_ = p.data.Close()
-		}
+		_ = p.data.Close()
 		close(p.done)
 		return
 	}
