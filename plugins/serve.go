@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -64,10 +63,6 @@ func serve(c sdk.Connector, args []string, stdout, stderr *os.File, getenv func(
 	srv := newServer(c, spec, log, maxMsg)
 	srv.converters = o.converters
 
-	// The GC floor stays allocated while the plugin serves (gcFloorBytes),
-	// unless the worker chose the collector's settings.
-	floor := gcFloor(getenv)
-	defer runtime.KeepAlive(floor)
 	stopWatch := watchParent(log, 250*time.Millisecond)
 	defer stopWatch()
 

@@ -54,10 +54,8 @@ type LaunchOptions struct {
 	// (rate limit, or a log output that cannot keep up), for a metric.
 	OnLogDropped func(n int)
 	// GOGC and GOMemLimit, when set, become the plugin process's GOGC and
-	// GOMEMLIMIT (Go's garbage collector settings, same syntax). Either
-	// replaces the SDK's default policy: GOGC=100 over a 64 MiB heap
-	// floor, which keeps the collector from running every few batches in
-	// a plugin whose own heap is small (docs/plugins.md).
+	// GOMEMLIMIT (Go's garbage collector settings, same syntax); unset,
+	// the Go runtime's defaults apply (docs/plugins.md).
 	GOGC       string
 	GOMemLimit string
 	// MallocArenaMax, when set, becomes the plugin process's
