@@ -43,7 +43,6 @@ func (s *server) startData(getenv func(string) string) error {
 	c, err := datachan.New(nc, datachan.Options{
 		Role: datachan.Plugin, MaxBody: s.maxMsg, WriteTimeout: wire.PluginWriteTimeout,
 		Decode: wire.DecodeForPlugin, Accept: s.serveData,
-		SpinWait: wire.SpinWaitFromEnv(getenv),
 		OnFail: func(err error) {
 			if errors.Is(err, datachan.ErrProtocol) || errors.Is(err, datachan.ErrTimeout) {
 				s.log.Error("data channel failed; its tasks stop", "error", err)

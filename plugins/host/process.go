@@ -62,12 +62,6 @@ type LaunchOptions struct {
 	// MALLOC_ARENA_MAX: plugins that run librdkafka clients keep their
 	// C-allocator memory bounded as the worker does (malloc.arena.max).
 	MallocArenaMax string
-	// SpinWait is how long a wait on the data channel polls the socket
-	// before its thread sleeps, in the worker and in the plugin process
-	// (default wire.DefaultSpinWait, 50 µs; negative: never poll). Polling
-	// saves a thread wake-up per call when the answer comes soon; waits
-	// that keep outlasting it stop polling (datachan's spin.go).
-	SpinWait time.Duration
 }
 
 func (o *LaunchOptions) defaults() {
@@ -95,12 +89,6 @@ func (o *LaunchOptions) defaults() {
 	}
 	if o.LogLinesPerSecond == 0 {
 		o.LogLinesPerSecond = DefaultLogLinesPerSecond
-	}
-	switch {
-	case o.SpinWait == 0:
-		o.SpinWait = wire.DefaultSpinWait
-	case o.SpinWait < 0:
-		o.SpinWait = 0
 	}
 }
 
@@ -170,7 +158,6 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	cmd.Env = []string{
 		wire.EnvMaxMessageBytes + "=" + strconv.Itoa(opts.MaxMessageBytes),
 		wire.EnvLogLevel + "=" + opts.LogLevel,
-		wire.EnvSpinWait + "=" + strconv.FormatInt(opts.SpinWait.Microseconds(), 10),
 	}
 	if opts.GOGC != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+opts.GOGC)
@@ -322,7 +309,7 @@ func (p *Process) openData(f *os.File) (*datachan.Conn, error) {
 	}
 	c, err := datachan.New(nc, datachan.Options{
 		Role: datachan.Host, MaxBody: p.opts.MaxMessageBytes, WriteTimeout: p.opts.CallTimeout,
-		Decode: wire.DecodeForHost, SpinWait: p.opts.SpinWait,
+		Decode: wire.DecodeForHost,
 		OnFail: func(err error) {
 			if errors.Is(err, datachan.ErrProtocol) || errors.Is(err, datachan.ErrTimeout) {
 				p.log.Error("plugin data channel failed; its tasks fail", "error", err)

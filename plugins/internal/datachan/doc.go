@@ -32,11 +32,7 @@
 // channel's own goroutine reads only after waiters have left the socket
 // alone for a few milliseconds, so that what arrives unasked for (a
 // stream's end, the peer's failure) is still handled, and gives the role
-// up between two frames as soon as a waiter wants it. A waiter that
-// finds the socket empty polls it for up to Options.SpinWait before its
-// thread sleeps, since waking a sleeping thread costs more than a quick
-// answer takes; polls that come up empty make the next waits skip
-// polling (spin.go). A consumer that never blocks takes messages where
+// up between two frames as soon as a waiter wants it. A consumer that never blocks takes messages where
 // they are read (Handle). On Linux the socket's reads and writes skip the
 // runtime's system call bookkeeping (rawio_linux.go), which would wake
 // the runtime's monitor thread on every round trip.

@@ -117,10 +117,6 @@ func (c *Conn) lead(ctx context.Context, deadline time.Time, done func() bool) e
 		stop := context.AfterFunc(ctx, c.kick)
 		defer stop()
 	}
-	// A waiter polls before it sleeps; the channel's goroutine, which
-	// reads when nobody waits, never does.
-	c.spinning = true
-	defer func() { c.spinning = false }()
 	for !done() {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -51,9 +51,6 @@ const (
 	// EnvDataFD is the file descriptor number of the plugin's end of the
 	// data channel.
 	EnvDataFD = "CONNECTD_PLUGIN_DATA_FD"
-	// EnvSpinWait is how long, in microseconds, the plugin's waits on the
-	// data channel poll the socket before sleeping (0: never).
-	EnvSpinWait = "CONNECTD_PLUGIN_SPIN_WAIT_US"
 )
 
 // Limits and defaults shared by both sides.
@@ -80,22 +77,6 @@ const (
 	ConnWindowBytes   = 64 << 20
 	SocketBufferBytes = 1 << 20
 )
-
-// DefaultSpinWait is how long a wait on the data channel polls the socket
-// before its thread sleeps, on both sides (datachan.Options.SpinWait). It
-// covers a plugin's answer to a put of a hundred records; a sleeping
-// thread's wake-up cost 10–25 µs on the 2-core virtual machine the
-// benchmarks ran on (docs/benchmarks.md, "Plugin boundary").
-const DefaultSpinWait = 50 * time.Microsecond
-
-// SpinWaitFromEnv parses EnvSpinWait, falling back to DefaultSpinWait
-// when it is unset or invalid.
-func SpinWaitFromEnv(get func(string) string) time.Duration {
-	if n, err := strconv.Atoi(get(EnvSpinWait)); err == nil && n >= 0 {
-		return time.Duration(n) * time.Microsecond
-	}
-	return DefaultSpinWait
-}
 
 // MaxMessageBytesFromEnv parses EnvMaxMessageBytes, falling back to the
 // default when it is unset or invalid.
