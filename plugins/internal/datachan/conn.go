@@ -90,9 +90,9 @@ type Conn struct {
 	leads   atomic.Uint64 // times a waiter took the role
 	wanting atomic.Int32  // waiters that would take the role
 	bgHolds atomic.Bool   // the channel's goroutine holds the role
-	// quietAgain tells the channel's goroutine that a long read by a
-	// waiter ended (capacity one).
-	quietAgain chan struct{}
+	// released tells the channel's goroutine that a waiter gave the role
+	// back (capacity one).
+	released chan struct{}
 
 	mu        sync.Mutex
 	streams   map[uint32]*Stream
@@ -114,7 +114,7 @@ func New(nc net.Conn, opts Options) (*Conn, error) {
 	c := &Conn{
 		nc: nc, opts: opts, w: newWriter(nc, opts.WriteTimeout),
 		streams: map[uint32]*Stream{}, failed: make(chan struct{}), readerEnd: make(chan struct{}),
-		role: make(chan struct{}, 1), quietAgain: make(chan struct{}, 1),
+		role: make(chan struct{}, 1), released: make(chan struct{}, 1),
 		hello: opts.Role == Plugin, // the plugin expects none
 	}
 	c.raw = newRawSock(nc)
