@@ -410,12 +410,12 @@ func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	env := plugintest.Install(t, build(t, "source"), host.LaunchOptions{})
 	mj, _ := json.Marshal(env.Manifest)
 	t.Run("launched by the host", func(t *testing.T) {
-		// Pdeathsig and the plugin's watchdog both apply.
+		// Pdeathsig and the data channel's end both apply.
 		killHostAndAwaitPlugin(t, envHostHelper+"=1", "CONNECTD_TEST_MANIFEST="+string(mj), "CONNECTD_TEST_MANIFEST_DIR="+env.Manifest.Dir)
 	})
-	t.Run("watchdog alone", func(t *testing.T) {
-		// Started without Pdeathsig: only plugins.Serve's parent watchdog
-		// can end the plugin.
+	t.Run("data channel alone", func(t *testing.T) {
+		// Started without Pdeathsig: only the plugin's exit when the
+		// host's end of the data channel closes can end it.
 		killHostAndAwaitPlugin(t, envHostHelper+"=1", "CONNECTD_TEST_RAW_PLUGIN="+env.Manifest.Path())
 	})
 }

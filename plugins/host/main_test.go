@@ -77,14 +77,18 @@ func ctxT(t testing.TB) context.Context {
 
 // rawHostHelper starts a plugin without host.Launch (so without
 // Pdeathsig), hands it a data channel and completes go-plugin's handshake
-// by hand, and prints the plugin's pid: only the plugin's own parent
-// watchdog can end it.
+// by hand, and prints the plugin's pid: only the plugin's exit when the
+// data channel closes can end it.
 func rawHostHelper(bin string) int {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// The plugin gets its end through ExtraFiles only, and never the
+	// host's: it would keep the channel open after the helper died.
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
 	hostEnd, pluginEnd := os.NewFile(uintptr(fds[0]), "host"), os.NewFile(uintptr(fds[1]), "plugin")
 	defer hostEnd.Close()
 	cmd := exec.Command(bin)
