@@ -4,9 +4,9 @@
 //	func main() { plugins.Serve(myconnector.New()) }
 //
 // Serve runs the connector as a go-plugin gRPC server speaking the protocol
-// in plugins/pluginpb, version 2 (task streams on the data channel the host
-// passes as an inherited socketpair, plugins/internal/datachan) or version
-// 1 (everything on gRPC) for an older host. Inside the plugin process it applies the connector's
+// in plugins/pluginpb: control calls on gRPC, task streams on the data
+// channel the host passes as an inherited socketpair
+// (plugins/internal/datachan). Inside the plugin process it applies the connector's
 // converters and transforms (framework/chain), so records cross the process
 // boundary once, as bytes; it implements the task contexts (committed
 // offsets, transaction boundaries, per-record error reporting, per-task

@@ -39,7 +39,7 @@ type server struct {
 	stopping  <-chan struct{} // closed by shutdown (stopCtx.Done)
 	stopCtx   context.Context // cancelled by shutdown
 	stop      context.CancelFunc
-	data      *datachan.Conn // protocol version 2 only
+	data      *datachan.Conn // the task streams
 }
 
 func newServer(c sdk.Connector, spec sdk.Spec, log *slog.Logger, maxMsg int) *server {

@@ -56,7 +56,6 @@ const (
 	PluginMaxMessageBytes  = "plugin.max.message.bytes"
 	PluginBatchBytes       = "plugin.batch.bytes"
 	PluginLogLines         = "plugin.log.lines.per.second"
-	PluginSpinWait         = "plugin.spin.wait.us"
 	RdkafkaBusyPollWait    = "rdkafka.busy.poll.wait.ms"
 	MallocArenaMax         = "malloc.arena.max"
 	MallocMmapThreshold    = "malloc.mmap.threshold.bytes"
@@ -207,8 +206,7 @@ func Def() *configdef.Def {
 	integer(groupPlugins, PluginMaxMessageBytes, 64<<20, "Largest message between worker and plugin: a gRPC message, or a frame on the data channel (connectd).", configdef.AtLeast[int32](1<<20))
 	integer(groupPlugins, PluginBatchBytes, 4<<20, "Byte budget of one record batch on the plugin stream (connectd).", configdef.AtLeast[int32](1024))
 	integer(groupPlugins, PluginLogLines, 1000, "Most log lines per second a plugin process may merge into the worker's log, in bursts of one second's worth; -1: unlimited. Excess lines are dropped, counted in connectd_plugin_log_lines_dropped_total and summarised in a warning, so a flooding plugin never stalls its tasks (connectd).", logLinesRate)
-	long(groupPlugins, PluginSpinWait, 50, "How long, in microseconds, a wait for a plugin's answer polls before its thread sleeps, in the worker and in the plugin; 0: never poll. Polling spends some CPU to save a thread wake-up per call, which on virtual machines costs tens of microseconds; waits that keep outlasting it stop polling (connectd).", configdef.AtLeast[int64](0))
-	str(groupPlugins, PluginGOGC, nil, configdef.Low, "GOGC of plugin processes: the Go garbage collector's target percentage, or off. Unset: Go's default 100 over the SDK's 64 MiB heap floor; setting this or plugin.gomemlimit replaces the floor (connectd).",
+	str(groupPlugins, PluginGOGC, nil, configdef.Low, "GOGC of plugin processes: the Go garbage collector's target percentage, or off. Unset: Go's default, 100 (connectd).",
 		configdef.Matches(`off|[0-9]+`))
 	str(groupPlugins, PluginGOMemLimit, nil, configdef.Low, "GOMEMLIMIT of plugin processes, such as 512MiB: the Go runtime's soft memory limit (connectd).",
 		configdef.Matches(`[0-9]+(B|KiB|MiB|GiB|TiB)?`))
