@@ -43,8 +43,14 @@ func (s *server) startData(getenv func(string) string) error {
 	c, err := datachan.New(nc, datachan.Options{
 		Role: datachan.Plugin, MaxBody: s.maxMsg, WriteTimeout: wire.PluginWriteTimeout,
 		Decode: wire.DecodeForPlugin, Accept: s.serveData,
-		SpinWait: wire.SpinWaitFromEnv(getenv),
 		OnFail: func(err error) {
+			// Only the worker holds the other end (close-on-exec): when it
+			// is closed the worker is gone, and the plugin must not
+			// outlive it. This is how the plugin notices without polling.
+			if errors.Is(err, datachan.ErrPeerClosed) && s.stopCtx.Err() == nil {
+				s.log.Error("host process is gone (data channel closed); exiting", "error", err)
+				os.Exit(3)
+			}
 			if errors.Is(err, datachan.ErrProtocol) || errors.Is(err, datachan.ErrTimeout) {
 				s.log.Error("data channel failed; its tasks stop", "error", err)
 				return

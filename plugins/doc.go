@@ -4,10 +4,10 @@
 //	func main() { plugins.Serve(myconnector.New) }
 //
 // Serve runs the connector as a go-plugin gRPC server speaking the protocol
-// in plugins/pluginpb, version 3 (task streams on the data channel the host
-// passes as an inherited socketpair, plugins/internal/datachan; any number
-// of connector instances per process) or version 1 (everything on gRPC).
-// Inside the plugin process it applies the connector's
+// in plugins/pluginpb, version 3: control calls on gRPC, task streams on
+// the data channel the host passes as an inherited socketpair
+// (plugins/internal/datachan), and any number of connector instances per
+// process. Inside the plugin process it applies the connector's
 // converters and transforms (framework/chain), so records cross the process
 // boundary once, as bytes; it implements the task contexts (committed
 // offsets, transaction boundaries, per-record error reporting, per-task

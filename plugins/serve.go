@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -70,13 +68,6 @@ func serve(newConn func() sdk.Connector, args []string, stdout, stderr *os.File,
 	maxMsg := wire.MaxMessageBytesFromEnv(getenv)
 	srv := newServer(newConn, spec, log, maxMsg)
 	srv.converters = o.converters
-
-	// The GC floor stays allocated while the plugin serves (gcFloorBytes),
-	// unless the worker chose the collector's settings.
-	floor := gcFloor(getenv)
-	defer runtime.KeepAlive(floor)
-	stopWatch := watchParent(log, 250*time.Millisecond)
-	defer stopWatch()
 
 	versions := map[int]plugin.PluginSet{}
 	for _, v := range protocolVersions() {
@@ -146,29 +137,4 @@ func serveCLI(spec sdk.Spec, args []string, stdout, stderr io.Writer) int {
 		"Commands:\n  spec     print the connector's spec as JSON\n  version  print class and version\n",
 		spec.Class, spec.Version, spec.Type)
 	return 2
-}
-
-// watchParent exits the process when its parent (the worker) is gone. The
-// host also sets Pdeathsig, but that fires when the forking *thread* exits,
-// not only the process, and exists only on Linux; polling getppid covers
-// both gaps. It returns a function that stops watching.
-func watchParent(log *slog.Logger, every time.Duration) func() {
-	parent := os.Getppid()
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if os.Getppid() != parent {
-					log.Error("host process is gone; exiting", "parent_pid", parent)
-					os.Exit(3)
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
 }

@@ -44,7 +44,7 @@ type server struct {
 	stopping  <-chan struct{} // closed by shutdown (stopCtx.Done)
 	stopCtx   context.Context // cancelled by shutdown
 	stop      context.CancelFunc
-	data      *datachan.Conn // protocol version 3 only
+	data      *datachan.Conn // the task streams
 }
 
 // taskKey names a task within a plugin process.

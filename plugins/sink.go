@@ -18,14 +18,8 @@ import (
 // the plugin's memory to a few batches.
 const sinkCredits = 2
 
-// sinkStream is a sink task stream.
-type sinkStream = taskStream[*pluginpb.SinkResponse, *pluginpb.SinkRequest]
-
-// SinkTask serves one sink task for the life of the gRPC stream (protocol
-// version 1).
-func (s *server) SinkTask(stream pluginpb.Plugin_SinkTaskServer) error {
-	return s.sinkTask(stream)
-}
+// sinkStream is a sink task stream of the data channel.
+type sinkStream = *wire.SinkServer
 
 // sinkTask serves one sink task for the life of the stream.
 func (s *server) sinkTask(stream sinkStream) error {
@@ -55,8 +49,7 @@ type sinkRunner struct {
 
 	// borrow: the task promised not to keep records past Put
 	// (sdk.RecordBorrower), so a put's memory is reused: its receive
-	// buffers go back to the data channel (release, protocol version 2
-	// only), its decoded records and converted slab are kept for the next
+	// buffers go back to the data channel (release), its decoded records and converted slab are kept for the next
 	// put.
 	borrow  bool
 	release func([]byte)
@@ -88,69 +81,16 @@ type sinkRunner struct {
 }
 
 // sinkInbox is what the run loop takes requests from without a goroutine
-// in between: the data channel's stream (protocol version 2), or a pump
-// of a gRPC stream (version 1).
+// in between (the data channel's stream, wire.SinkServer).
 type sinkInbox interface {
 	// TryRecv returns a queued request; ok is false when none is queued
 	// and the stream has not ended (err is then nil).
 	TryRecv() (m *pluginpb.SinkRequest, ok bool, err error)
 	// Wait returns once a request or the end may have arrived since
-	// TryRecv last found nothing, or when ctx is done. The data channel's
-	// stream reads the channel on the waiting goroutine while nobody else
-	// does, so the next put wakes no other goroutine on its way.
+	// TryRecv last found nothing, or when ctx is done. It reads the data
+	// channel on the waiting goroutine while nobody else does, so the next
+	// put wakes no other goroutine on its way.
 	Wait(ctx context.Context)
-}
-
-// sinkPump adapts a stream that only has a blocking Recv (gRPC) to a
-// sinkInbox with a goroutine that receives into a queue.
-type sinkPump struct {
-	mu    sync.Mutex
-	q     []*pluginpb.SinkRequest
-	err   error
-	ready chan struct{}
-}
-
-func pumpSink(st sinkStream) *sinkPump {
-	p := &sinkPump{ready: make(chan struct{}, 1)}
-	go func() {
-		for {
-			m, err := st.Recv()
-			p.mu.Lock()
-			if err != nil {
-				p.err = err
-			} else {
-				p.q = append(p.q, m)
-			}
-			p.mu.Unlock()
-			select {
-			case p.ready <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return p
-}
-
-func (p *sinkPump) TryRecv() (*pluginpb.SinkRequest, bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.q) > 0 {
-		m := p.q[0]
-		p.q[0] = nil
-		p.q = p.q[1:]
-		return m, true, nil
-	}
-	return nil, false, p.err
-}
-
-func (p *sinkPump) Wait(ctx context.Context) {
-	select {
-	case <-p.ready:
-	case <-ctx.Done():
-	}
 }
 
 // hold accounts for a received batch (n > 0) or an answered one (n < 0).
@@ -176,21 +116,11 @@ func (r *sinkRunner) send(m *pluginpb.SinkResponse) error {
 	return r.stream.Send(m)
 }
 
-// sendAll sends messages in order, together where the stream can.
+// sendAll sends messages in order, in one write when the channel is idle.
 func (r *sinkRunner) sendAll(ms ...*pluginpb.SinkResponse) error {
 	r.sendMu.Lock()
 	defer r.sendMu.Unlock()
-	if s, ok := r.stream.(interface {
-		SendAll(...*pluginpb.SinkResponse) error
-	}); ok {
-		return s.SendAll(ms...)
-	}
-	for _, m := range ms {
-		if err := r.stream.Send(m); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.stream.SendAll(ms...)
 }
 
 func (r *sinkRunner) fail(err error) error {
@@ -230,9 +160,7 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 	if b, ok := r.task.(sdk.RecordBorrower); ok && b.BorrowsRecords() {
 		r.borrow = true
 		r.spare = make(chan []chain.Raw, sinkCredits+1)
-		if rel, ok := r.stream.(interface{ Release([]byte) }); ok {
-			r.release = rel.Release
-		}
+		r.release = r.stream.Release
 	}
 	ctx, cancel := context.WithCancel(r.stream.Context())
 	defer cancel()
@@ -244,14 +172,10 @@ func (r *sinkRunner) run(sc sdk.SinkConnector) error {
 		return err
 	}
 
-	// The loop takes requests straight from the stream: under protocol
-	// version 2 it reads the data channel itself while it waits (Wait), so
-	// no other goroutine is woken per request.
-	if in, ok := r.stream.(sinkInbox); ok {
-		r.in = in
-	} else {
-		r.in = pumpSink(r.stream)
-	}
+	// The loop takes requests straight from the stream: it reads the data
+	// channel itself while it waits (Wait), so no other goroutine is woken
+	// per request.
+	r.in = r.stream
 	for {
 		op, ok, err := r.next()
 		if err != nil {

@@ -19,14 +19,8 @@ import (
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
 
-// sourceStream is a source task stream.
-type sourceStream = taskStream[*pluginpb.SourceResponse, *pluginpb.SourceRequest]
-
-// SourceTask serves one source task for the life of the gRPC stream
-// (protocol version 1).
-func (s *server) SourceTask(stream pluginpb.Plugin_SourceTaskServer) error {
-	return s.sourceTask(stream)
-}
+// sourceStream is a source task stream of the data channel.
+type sourceStream = *wire.SourceServer
 
 // sourceTask serves one source task for the life of the stream.
 func (s *server) sourceTask(stream sourceStream) error {

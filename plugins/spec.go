@@ -7,18 +7,9 @@ import (
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
 
-// onlyProtocolV1 is set only at link time, by the boundary tests
-// (-ldflags "-X github.com/connectd/connectd/plugins.onlyProtocolV1=true"),
-// to build a plugin that speaks version 1 alone, as plugins built before
-// version 3 existed do.
-var onlyProtocolV1 string
-
 // protocolVersions are the plugin protocol versions this package serves.
 func protocolVersions() []int {
-	if onlyProtocolV1 == "true" {
-		return []int{wire.ProtocolV1}
-	}
-	return []int{wire.ProtocolV1, wire.ProtocolV3}
+	return []int{wire.ProtocolV3}
 }
 
 func specToPB(s sdk.Spec) *pluginpb.SpecResponse {

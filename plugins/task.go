@@ -16,16 +16,6 @@ import (
 // host's credits and commits; their state, metrics and shutdown differ
 // accordingly.
 
-// taskStream is a task stream as the plugin sees it: a gRPC stream
-// (protocol version 1) or a data channel stream (version 3). The exported
-// SinkTask and SourceTask methods, one line each, are the gRPC service's
-// entry points that the generated interface requires.
-type taskStream[Resp, Req any] interface {
-	Send(Resp) error
-	Recv() (Req, error)
-	Context() context.Context
-}
-
 // taskStopTimeout bounds a task's Stop when its stream ends.
 const taskStopTimeout = 30 * time.Second
 

@@ -30,6 +30,8 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib.sh
+. "$repo/scripts/lib.sh"
 run_dir=${CONNECTD_RUN_DIR:-$repo/.run}
 cache=$run_dir/kafka
 pom=$repo/scripts/kafka/pom.xml
@@ -53,13 +55,8 @@ use_cluster() {
 use_cluster a
 
 need_tools() {
-  command -v java >/dev/null 2>&1 || die "Java is not installed: install a JDK 17 or newer (Debian: apt-get install -y openjdk-17-jre-headless)"
-  local v
-  v=$(java -version 2>&1 | awk -F'"' '/version/ {print $2; exit}')
-  case "$v" in
-    1.*|9*|10*|11*|12*|13*|14*|15*|16*) die "Java $v is too old: Kafka 4 needs Java 17 or newer" ;;
-  esac
-  command -v mvn >/dev/null 2>&1 || die "Maven is not installed: it resolves the Kafka jars from Maven Central (Debian: apt-get install -y maven)"
+  need_java 17 "Kafka 4"
+  need_maven "it resolves the Kafka jars from Maven Central"
 }
 
 # classpath resolves the broker jars, reusing the cached classpath while the pom is unchanged.
@@ -99,20 +96,6 @@ all_jars_exist() {
   done < <(tr ':' '\n' <"$1")
 }
 
-free_port() {
-  if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-    return
-  fi
-  local p
-  for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
-  done
-  die "could not find a free port on 127.0.0.1"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # is_ours reports whether the recorded pid is alive and is the broker on our data dir,
 # so that a recycled pid never gets signalled.
@@ -210,16 +193,7 @@ stop_broker() {
   is_ours || return 0
   local pid
   pid=$(cat "$state/pid")
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 150); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    note "broker did not stop within 30s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  fi
+  terminate "$pid" 30 "the broker"
   rm -f "$state/pid"
 }
 

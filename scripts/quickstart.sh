@@ -41,6 +41,8 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib.sh
+. "$repo/scripts/lib.sh"
 cd "$repo"
 run_dir=${CONNECTD_RUN_DIR:-$repo/.run}
 # Fixed under the repository: quickstart/worker.properties names the plugin
@@ -65,6 +67,7 @@ step() { printf '\n==> %s  [%ss]\n' "$*" "$SECONDS"; }
 # die prints one line saying what is wrong and how to fix it; the EXIT trap
 # stops whatever was started.
 die() { printf 'quickstart: %s\n' "$*" >&2; exit 1; }
+note() { say "quickstart: $*"; }
 
 usage() { sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
@@ -124,14 +127,7 @@ stop_proc() { # stop_proc NAME [SECONDS]: SIGTERM, then SIGKILL after SECONDS
   local name=$1 grace=${2:-20} pid
   is_ours "$name" || { rm -f "$qs/pids/$name"; return 0; }
   pid=$(head -n1 "$qs/pids/$name")
-  kill -TERM "$pid" 2>/dev/null || true
-  local deadline=$((SECONDS + grace))
-  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-  if kill -0 "$pid" 2>/dev/null; then
-    say "quickstart: $name (pid $pid) did not stop within ${grace}s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  fi
+  terminate "$pid" "$grace" "$name (pid $pid)"
   rm -f "$qs/pids/$name"
 }
 
@@ -142,18 +138,6 @@ start_bg() {
   started_any=yes
   setsid "$@" >"$log" 2>&1 </dev/null &
   record_pid "$name" $! "$@"
-}
-
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()' 2>/dev/null && return
-  local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 40000))
-    port_busy "$p" || { echo "$p"; return; }
-  done
-  die "could not find a free port on 127.0.0.1"
 }
 
 who_listens() { # best effort: "pid N (name)" of the process on a port
@@ -283,7 +267,7 @@ if [[ $format == avro ]]; then
 fi
 
 [[ $rest_port == 0 ]] && rest_port=$(free_port)
-if port_busy "$rest_port"; then
+if port_open "$rest_port"; then
   die "port $rest_port is already in use$(who_listens "$rest_port"); stop that process or pick another port: make quickstart QUICKSTART_ARGS='--rest-port 0'"
 fi
 prometheus_bin=
@@ -291,7 +275,7 @@ if [[ $use_prometheus == yes ]]; then
   prometheus_bin=$(command -v prometheus || true)
   if [[ -n $prometheus_bin ]]; then
     [[ $prom_port == 0 ]] && prom_port=$(free_port)
-    if port_busy "$prom_port"; then
+    if port_open "$prom_port"; then
       die "port $prom_port (Prometheus) is already in use$(who_listens "$prom_port"); stop that process or run: make quickstart QUICKSTART_ARGS='--prometheus-port 0' (or --no-prometheus)"
     fi
   fi

@@ -24,6 +24,8 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib.sh
+. "$repo/scripts/lib.sh"
 run_dir=${CONNECTD_RUN_DIR:-$repo/.run}
 state=$run_dir/registry
 env_file=$run_dir/registry.env
@@ -38,18 +40,7 @@ runner=apicurio-registry-runner-1-runner.jar
 die() { echo "registry: $*" >&2; exit 1; }
 note() { echo "registry: $*" >&2; }
 
-need_tools() {
-  command -v java >/dev/null 2>&1 || die "Java is not installed: install Java 17 or newer (Debian: apt-get install -y openjdk-17-jre-headless)"
-  local v
-  v=$(java -version 2>&1 | awk -F'"' '/version/ {print $2; exit}')
-  case "$v" in
-    1.*|9*|10*) die "Java $v is too old: Apicurio Registry 2.x needs Java 11 or newer (17 recommended)" ;;
-  esac
-}
-
-need_maven() {
-  command -v mvn >/dev/null 2>&1 || die "Maven is not installed: the first start builds Apicurio Registry from Maven Central (Debian: apt-get install -y maven)"
-}
+need_tools() { need_java 11 "Apicurio Registry 2.x"; }
 
 registry_version() { sed -n 's:.*<apicurio.version>\(.*\)</apicurio.version>.*:\1:p' "$pom"; }
 
@@ -81,7 +72,7 @@ run_maven() {
 build() {
   local dir=$1
   [[ -f $dir/$runner ]] && return
-  need_maven
+  need_maven "the first start builds Apicurio Registry from Maven Central"
   mkdir -p "$(dirname "$dir")" "$state/logs"
   local work log=$state/logs/maven.log
   work=$(mktemp -d "$dir.build.XXXXXX")
@@ -122,20 +113,6 @@ build() {
   [[ -f $dir/$runner ]] || die "could not store the build in $dir"
 }
 
-free_port() {
-  if command -v python3 >/dev/null 2>&1; then
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-    return
-  fi
-  local p
-  for _ in $(seq 1 100); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
-  done
-  die "could not find a free port on 127.0.0.1"
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # ready reports whether the Confluent-compatible API answers 200 on the port.
 # Plain bash, so that no HTTP client has to be installed.
@@ -169,16 +146,7 @@ stop_registry() {
   is_ours || return 0
   local pid
   pid=$(cat "$state/pid")
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    note "the registry did not stop within 20s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  fi
+  terminate "$pid" 20 "the registry"
   rm -f "$state/pid"
 }
 

@@ -33,25 +33,16 @@ out=bench/out/replication
 bin=$out/bin
 mkdir -p "$bin"
 
-# Reuse a running broker as it is: `kafka.sh up` restarts a broker that is
-# slow to answer its probe, which on a loaded machine would kill a broker
-# other runs are using.
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 run_dir=${CONNECTD_RUN_DIR:-$repo/.run}
-bootstrap=$(sed -n 's/^KAFKA_BOOTSTRAP=//p' "$run_dir/kafka.env" 2>/dev/null || true)
-if [[ -z $bootstrap ]] || ! (exec 3<>"/dev/tcp/${bootstrap%:*}/${bootstrap##*:}") 2>/dev/null; then
-  bootstrap=$(scripts/kafka.sh up | sed -n 's/^KAFKA_BOOTSTRAP=//p')
-fi
-[[ -n $bootstrap ]] || { echo "bench: the Kafka broker did not start (make kafka-up)" >&2; exit 1; }
+bootstrap=$(bench_bootstrap)
 broker_pid=$(cat "$run_dir/kafka/pid")
 
 cross=()
 if [[ ${1:-} == -cross-cluster ]]; then
   shift
-  bootstrap_b=$(sed -n 's/^KAFKA_BOOTSTRAP_B=//p' "$run_dir/kafka-b.env" 2>/dev/null || true)
-  if [[ -z $bootstrap_b ]] || ! (exec 3<>"/dev/tcp/${bootstrap_b%:*}/${bootstrap_b##*:}") 2>/dev/null; then
-    bootstrap_b=$(scripts/kafka.sh up b | sed -n 's/^KAFKA_BOOTSTRAP_B=//p')
-  fi
-  [[ -n $bootstrap_b ]] || { echo "bench: Kafka cluster b did not start (scripts/kafka.sh up b)" >&2; exit 1; }
+  bootstrap_b=$(bench_bootstrap b)
   cross=(-cross-cluster -bootstrap-b "$bootstrap_b" -broker-b-pid "$(cat "$run_dir/kafka-b/pid")"
     -sizes 1024:1000000 -systems connectd,mm2)
   if [[ -d connectors/kafka/cmd/connectd-kafka-checkpoint ]]; then
@@ -63,16 +54,7 @@ if [[ ${1:-} == -cross-cluster ]]; then
 fi
 
 # MirrorMaker 2: Kafka Connect 4.1.1 + connect-mirror from Maven Central.
-pom=bench/replication/mm2/pom.xml
-cp_file=$out/mm2.classpath
-sum=$(sha256sum "$pom" | cut -d' ' -f1)
-if [[ ! -s $cp_file || ! -f $cp_file.sum || $(cat "$cp_file.sum") != "$sum" ]]; then
-  echo "bench: resolving Kafka Connect + MirrorMaker 2 from Maven Central (log: $out/mm2-maven.log)" >&2
-  mvn -q -B -f "$pom" org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath \
-    -Dmdep.outputFile="$repo/$cp_file" >"$out/mm2-maven.log" 2>&1 ||
-    { echo "bench: Maven could not resolve MirrorMaker 2; see $out/mm2-maven.log" >&2; exit 1; }
-  echo "$sum" >"$cp_file.sum"
-fi
+cp_file=$(kc_classpath "$out")
 
 variant=()
 if [[ ${1:-} == -baseline ]]; then

@@ -63,7 +63,7 @@ func pluginCommand() *command {
 						return err
 					}
 					for _, b := range bins {
-						m, err := cat.InstallWith(ctx, b, host.InstallOptions{HandshakeTimeout: handshake, RequireShared: true})
+						m, err := cat.InstallWith(ctx, b, host.InstallOptions{HandshakeTimeout: handshake})
 						if err != nil {
 							return err
 						}

@@ -225,18 +225,18 @@ func TestTwoWorkersFailover(t *testing.T) {
 			where, ok, why = placement(t, alive[0], "repl", tasks)
 			return ok, why
 		})
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
-			m := committedCount(t, target)
+			m := countOn(t, kafkatest.A(), target)
 			return m > n, fmt.Sprintf("no progress beyond %d records", n)
 		})
 		victim, survivor := alive[0], alive[1]
 		if len(where[workerID(victim)]) == 0 {
 			victim, survivor = survivor, victim
 		}
-		t.Logf("round %d: tasks %v; SIGKILL %s (%s) at %d committed records", round+1, where, victim.name, victim.url, committedCount(t, target))
+		t.Logf("round %d: tasks %v; SIGKILL %s (%s) at %d committed records", round+1, where, victim.name, victim.url, countOn(t, kafkatest.A(), target))
 		victim.sigkill()
-		if committedCount(t, target) >= len(want) {
+		if countOn(t, kafkatest.A(), target) >= len(want) {
 			t.Fatalf("copy finished before the kill of round %d", round+1)
 		}
 		kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
@@ -252,7 +252,7 @@ func TestTwoWorkersFailover(t *testing.T) {
 	}
 
 	kafkatest.Eventually(t, 5*time.Minute, func() (bool, string) {
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		return n >= len(want), fmt.Sprintf("%d of %d records copied", n, len(want))
 	})
 	got := kafkatest.ReadAll(t, target, kafkatest.ReadCommitted, 5*time.Second, 5*time.Minute)

@@ -109,7 +109,7 @@ func countOn(t *testing.T, cl kafkatest.Cluster, topic string) int {
 		t.Fatal(err)
 	}
 	n, eof := 0, map[int32]bool{}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
 	for len(eof) < len(tps) && time.Now().Before(deadline) {
 		switch ev := c.Poll(200).(type) {
 		case *ckafka.Message:

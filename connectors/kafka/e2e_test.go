@@ -1,20 +1,17 @@
 package kafka
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +19,7 @@ import (
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/internal/kafkatest"
+	"github.com/connectd/connectd/internal/proctest"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -65,89 +63,13 @@ func newE2E(t *testing.T, props map[string]string) *e2eEnv {
 }
 
 // workerProc is one running worker process.
-type workerProc struct {
-	cmd   *exec.Cmd
-	lines chan string // stdout and stderr lines
-	done  chan struct{}
-	log   *bytes.Buffer
-	mu    sync.Mutex
-}
+type workerProc = proctest.Proc
 
 func (e *e2eEnv) start() *workerProc {
 	e.t.Helper()
-	cmd := exec.Command(e.worker, "-bootstrap", e.bootstrap, "-group", e.group, "-offsets-topic", e.offsets,
+	return proctest.Start(e.t, exec.Command(e.worker, "-bootstrap", e.bootstrap, "-group", e.group, "-offsets-topic", e.offsets,
 		"-plugins", e.pluginDir, "-connector", e.name, "-config", e.config, "-eos=true",
-		"-backoff", "200ms", "-shutdown-timeout", "10s")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, _ := cmd.StdoutPipe()
-	stderr, _ := cmd.StderrPipe()
-	w := &workerProc{cmd: cmd, lines: make(chan string, 100000), done: make(chan struct{}), log: &bytes.Buffer{}}
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for _, r := range []io.Reader{stdout, stderr} {
-		wg.Go(func() {
-			sc := bufio.NewScanner(r)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				line := sc.Text()
-				w.mu.Lock()
-				if w.log.Len() < 4<<20 {
-					w.log.WriteString(line + "\n")
-				}
-				w.mu.Unlock()
-				select {
-				case w.lines <- line:
-				default: // nobody is waiting for lines now
-				}
-			}
-		})
-	}
-	go func() {
-		wg.Wait()
-		_ = cmd.Wait()
-		close(w.done)
-	}()
-	e.t.Cleanup(func() { w.kill() })
-	return w
-}
-
-func (w *workerProc) kill() {
-	_ = w.cmd.Process.Signal(syscall.SIGKILL)
-	<-w.done
-}
-
-func (w *workerProc) tail() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s := w.log.String()
-	if len(s) > 3000 {
-		s = s[len(s)-3000:]
-	}
-	return s
-}
-
-// waitLine waits for a line containing every one of subs.
-func (w *workerProc) waitLine(t *testing.T, timeout time.Duration, subs ...string) string {
-	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case line := <-w.lines:
-			ok := true
-			for _, s := range subs {
-				ok = ok && strings.Contains(line, s)
-			}
-			if ok {
-				return line
-			}
-		case <-w.done:
-			t.Fatalf("worker exited while waiting for %q; output:\n%s", subs, w.tail())
-		case <-deadline:
-			t.Fatalf("no line with %q within %v; output:\n%s", subs, timeout, w.tail())
-		}
-	}
+		"-backoff", "200ms", "-shutdown-timeout", "10s"))
 }
 
 // e2eRecord builds record seq of source partition p: an identity that
@@ -223,7 +145,7 @@ func TestExactlyOnceAcrossWorkerCrashes(t *testing.T) {
 	commitKills := 0
 	for i, plan := range plans {
 		w := e.start()
-		w.waitLine(t, 2*time.Minute, "task repl-", "RUNNING")
+		w.WaitLine(t, 2*time.Minute, "task repl-", "RUNNING")
 		switch plan {
 		case "random":
 			// At least one task is producing; let it run a random while.
@@ -231,18 +153,18 @@ func TestExactlyOnceAcrossWorkerCrashes(t *testing.T) {
 			// any moment within 300 ms falls in a random phase of one;
 			// the bound keeps the copy from finishing before the last
 			// kill (with 1.5 s, four random kills could copy 200k).
-			w.waitLine(t, time.Minute, "BeginCommit")
+			w.WaitLine(t, time.Minute, "BeginCommit")
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 		case "commit":
 			// Skip a random number of commits, then kill as EndTxn goes out.
 			for range rng.IntN(4) {
-				w.waitLine(t, time.Minute, "-> CommittingTransaction")
+				w.WaitLine(t, time.Minute, "-> CommittingTransaction")
 			}
-			w.waitLine(t, time.Minute, "-> CommittingTransaction")
+			w.WaitLine(t, time.Minute, "-> CommittingTransaction")
 			commitKills++
 		}
-		w.kill()
-		n := committedCount(t, target)
+		w.Kill()
+		n := countOn(t, kafkatest.A(), target)
 		t.Logf("kill %d (%s): target holds %d committed records", i+1, plan, n)
 		if n >= len(want) {
 			t.Fatalf("replication finished before kill %d of %d: the test no longer crashes it mid-flight", i+1, len(plans))
@@ -255,55 +177,18 @@ func TestExactlyOnceAcrossWorkerCrashes(t *testing.T) {
 	// A last, undisturbed run finishes the copy.
 	w := e.start()
 	kafkatest.Eventually(t, 5*time.Minute, func() (bool, string) {
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		return n >= len(want), fmt.Sprintf("%d of %d records committed", n, len(want))
 	})
-	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	_ = w.Signal(syscall.SIGTERM)
 	select {
-	case <-w.done:
+	case <-w.Done():
 	case <-time.After(time.Minute):
-		t.Fatalf("worker did not stop on SIGTERM:\n%s", w.tail())
+		t.Fatalf("worker did not stop on SIGTERM:\n%s", w.Tail())
 	}
 
 	got := kafkatest.ReadAll(t, target, kafkatest.ReadCommitted, 5*time.Second, 5*time.Minute)
 	compareCopies(t, want, got)
-}
-
-// committedCount counts the target's records visible to read_committed.
-func committedCount(t *testing.T, topic string) int {
-	t.Helper()
-	a := kafkatest.Admin(t)
-	md, err := a.GetMetadata(&topic, false, 10000)
-	if err != nil || len(md.Topics[topic].Partitions) == 0 {
-		return 0
-	}
-	c, err := ckafka.NewConsumer(&ckafka.ConfigMap{
-		"bootstrap.servers": kafkatest.Bootstrap(t), "group.id": "e2e-count", "isolation.level": "read_committed",
-		"enable.auto.commit": false, "enable.partition.eof": true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	var tps []ckafka.TopicPartition
-	for _, p := range md.Topics[topic].Partitions {
-		tps = append(tps, ckafka.TopicPartition{Topic: &topic, Partition: p.ID, Offset: ckafka.OffsetBeginning})
-	}
-	if err := c.Assign(tps); err != nil {
-		t.Fatal(err)
-	}
-	n, eof := 0, map[int32]bool{}
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(eof) < len(tps) && time.Now().Before(deadline) {
-		switch ev := c.Poll(200).(type) {
-		case *ckafka.Message:
-			n++
-			delete(eof, ev.TopicPartition.Partition)
-		case ckafka.PartitionEOF:
-			eof[ev.Partition] = true
-		}
-	}
-	return n
 }
 
 // compareCopies checks that got holds exactly want's records, partition by
@@ -433,14 +318,14 @@ func TestUpstreamTransactionsThroughWorker(t *testing.T) {
 		"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
 	})
 	w := e.start()
-	w.waitLine(t, 2*time.Minute, "task repl-", "RUNNING")
+	w.WaitLine(t, 2*time.Minute, "task repl-", "RUNNING")
 	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		return n == len(committed), fmt.Sprintf("%d of %d committed upstream records copied", n, len(committed))
 	})
 	// Nothing of the open transaction is copied while it is open.
 	time.Sleep(2 * time.Second)
-	if n := committedCount(t, target); n != len(committed) {
+	if n := countOn(t, kafkatest.A(), target); n != len(committed) {
 		t.Fatalf("target holds %d records while the upstream transaction is open, want %d", n, len(committed))
 	}
 	if err := p.CommitTransaction(ctx); err != nil {
@@ -450,10 +335,10 @@ func TestUpstreamTransactionsThroughWorker(t *testing.T) {
 		committed = append(committed, fmt.Sprintf("late-%d", j))
 	}
 	kafkatest.Eventually(t, 2*time.Minute, func() (bool, string) {
-		n := committedCount(t, target)
+		n := countOn(t, kafkatest.A(), target)
 		return n == len(committed), fmt.Sprintf("%d of %d records copied", n, len(committed))
 	})
-	w.kill()
+	w.Kill()
 
 	got := kafkatest.ReadAll(t, target, kafkatest.ReadCommitted, 2*time.Second, time.Minute)
 	gotBy := map[int32][]string{}
@@ -490,16 +375,16 @@ func isAborted(v string) bool {
 // "cluster unreachable" ones: on a loaded machine a first look at the
 // (healthy) test broker can time out, a retriable failure the worker
 // retries with backoff; the trace the test checks follows.
-func (w *workerProc) waitFailedTrace(t *testing.T) string {
+func waitFailedTrace(t *testing.T, w *workerProc) string {
 	t.Helper()
 	for range 3 {
-		line := w.waitLine(t, time.Minute, "connector repl FAILED")
+		line := w.WaitLine(t, time.Minute, "connector repl FAILED")
 		if !strings.Contains(line, "cluster unreachable") {
 			return line
 		}
 		t.Logf("retriable failure first (the worker retries): %s", line)
 	}
-	t.Fatalf("the test broker stayed unreachable; output:\n%s", w.tail())
+	t.Fatalf("the test broker stayed unreachable; output:\n%s", w.Tail())
 	return ""
 }
 
@@ -523,16 +408,16 @@ func TestBadInputThroughWorker(t *testing.T) {
 		prefix := kafkatest.UniqueName(t, "none")
 		e := newE2E(t, props("topics.regex", regexp.QuoteMeta(prefix)+`\..*`))
 		w := e.start()
-		line := w.waitFailedTrace(t)
+		line := waitFailedTrace(t, w)
 		if !strings.Contains(line, "matches no topic") || !strings.Contains(line, prefix) {
 			t.Errorf("trace %q does not say the regex matches nothing", line)
 		}
 		kafkatest.CreateTopic(t, prefix+".a", kafkatest.Partitions(2))
 		t.Cleanup(func() { kafkatest.DeleteTopics(t, prefix+".a.replica") })
 		produce(t, &ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: ptr(prefix + ".a"), Partition: 1}, Value: []byte("x")})
-		w.waitLine(t, 2*time.Minute, "task repl-0 RUNNING")
+		w.WaitLine(t, 2*time.Minute, "task repl-0 RUNNING")
 		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
-			n := committedCount(t, prefix+".a.replica")
+			n := countOn(t, kafkatest.A(), prefix+".a.replica")
 			return n == 1, fmt.Sprintf("%d records copied", n)
 		})
 	})
@@ -541,16 +426,16 @@ func TestBadInputThroughWorker(t *testing.T) {
 		missing := kafkatest.UniqueName(t, "missing")
 		e := newE2E(t, props("topics", missing))
 		w := e.start()
-		line := w.waitFailedTrace(t)
+		line := waitFailedTrace(t, w)
 		if !strings.Contains(line, "do not exist on the source cluster") || !strings.Contains(line, missing) {
 			t.Errorf("trace %q does not name the missing topic %s", line, missing)
 		}
 		kafkatest.CreateTopic(t, missing, kafkatest.Partitions(2))
 		t.Cleanup(func() { kafkatest.DeleteTopics(t, missing, missing+".replica") })
 		produce(t, &ckafka.Message{TopicPartition: ckafka.TopicPartition{Topic: ptr(missing), Partition: 0}, Value: []byte("y")})
-		w.waitLine(t, 2*time.Minute, "task repl-0 RUNNING")
+		w.WaitLine(t, 2*time.Minute, "task repl-0 RUNNING")
 		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
-			n := committedCount(t, missing+".replica")
+			n := countOn(t, kafkatest.A(), missing+".replica")
 			return n == 1, fmt.Sprintf("%d records copied", n)
 		})
 	})
@@ -560,7 +445,7 @@ func TestBadInputThroughWorker(t *testing.T) {
 		kafkatest.CreateTopic(t, src+".replica", kafkatest.Partitions(1))
 		e := newE2E(t, props("topics", src))
 		w := e.start()
-		line := w.waitFailedTrace(t)
+		line := waitFailedTrace(t, w)
 		for _, want := range []string{"fewer partitions than its source", `has 1 partitions but source topic`} {
 			if !strings.Contains(line, want) {
 				t.Errorf("trace %q lacks %q", line, want)
@@ -572,12 +457,12 @@ func TestBadInputThroughWorker(t *testing.T) {
 		dead := deadAddress(t)
 		e := newE2E(t, props("topics", "x", "source.bootstrap.servers", dead))
 		w := e.start()
-		line := w.waitLine(t, time.Minute, "connector repl FAILED")
+		line := w.WaitLine(t, time.Minute, "connector repl FAILED")
 		if !strings.Contains(line, "cluster unreachable") || !strings.Contains(line, dead) {
 			t.Errorf("trace %q does not name the unreachable source %s", line, dead)
 		}
 		// The worker keeps retrying with backoff.
-		w.waitLine(t, time.Minute, "connector repl FAILED")
+		w.WaitLine(t, time.Minute, "connector repl FAILED")
 	})
 }
 

@@ -175,8 +175,10 @@ type Herder struct {
 	// freshFailed is when (UnixNano) a REST call last failed to read the
 	// config topic to its end; 0 after a success (see snapshot).
 	freshFailed atomic.Int64
-	stage       atomic.Pointer[string]
-	clusterID   atomic.Pointer[string]
+	// types caches the connector classes' plugin types.
+	types     pluginTypes
+	stage     atomic.Pointer[string]
+	clusterID atomic.Pointer[string]
 
 	// secrets maps, per connector, resolved placeholder values to their
 	// placeholders (resolveFor), to scrub status traces.

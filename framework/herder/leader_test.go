@@ -27,7 +27,7 @@ type leaderFixture struct {
 func newLeaderFixture(t *testing.T, delay time.Duration) *leaderFixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &Herder{cfg: Config{WorkerURL: "http://a:1", TaskShutdownTimeout: time.Second, ScheduledRebalanceMaxDelay: delay}, log: log}
-	h.statuses = &statusStore{connectors: map[string]Status{}, tasks: map[api.ConnectorTaskID]Status{}, topics: map[string]map[string]topicStatus{}}
+	h.statuses = &statusStore{connectors: map[string]Status{}, tasks: map[string]map[int]Status{}, topics: map[string]map[string]topicStatus{}}
 	return &leaderFixture{t: t, h: h, l: newLeader(h), snap: clusterstate.New()}
 }
 
@@ -115,11 +115,11 @@ func TestLeaderMovesWorkOffLiveWorkersInTwoPhases(t *testing.T) {
 		t.Fatal("the task was reassigned before its old owner released it")
 	}
 	// A stale status from before the revocation does not count.
-	f.h.statuses.tasks[moved] = Status{State: StateUnassigned, WorkerID: WorkerID(rv.From), Generation: rv.Gen - 1}
+	f.h.statuses.tasks[moved.Connector] = map[int]Status{moved.Task: {State: StateUnassigned, WorkerID: WorkerID(rv.From), Generation: rv.Gen - 1}}
 	if _, changed := f.step(three, now.Add(time.Second)); changed {
 		t.Fatal("a status older than the revocation released the task")
 	}
-	f.h.statuses.tasks[moved] = Status{State: StateUnassigned, WorkerID: WorkerID(rv.From), Generation: rv.Gen}
+	f.h.statuses.tasks[moved.Connector] = map[int]Status{moved.Task: {State: StateUnassigned, WorkerID: WorkerID(rv.From), Generation: rv.Gen}}
 	a2, changed := f.step(three, now.Add(2*time.Second))
 	if !changed || owner(a2, moved) != "http://c:1" || len(f.l.plan.Revoking) != 0 {
 		t.Fatalf("phase two: owner %q, revoking %v", owner(a2, moved), f.l.plan.Revoking)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/rest/api"
@@ -22,19 +24,79 @@ type Catalog interface {
 }
 
 // connectorType looks the connector's class up in the plugin catalog.
+// Status and info answers need it for every connector they list, and the
+// catalog reads every manifest in plugin.path on each lookup: the types
+// found are kept until a plugin.path directory changes (an install or a
+// removal renames or deletes a file in it).
 func (h *Herder) connectorType(cfg map[string]string) api.ConnectorType {
 	if h.cfg.Plugins == nil {
 		return api.TypeUnknown
 	}
-	m, err := h.cfg.Plugins.Lookup(strings.TrimSpace(cfg["connector.class"]))
-	if err != nil {
-		return api.TypeUnknown
+	class := strings.TrimSpace(cfg["connector.class"])
+	stamp, cacheable := h.catalogStamp()
+	if cacheable {
+		if t, ok := h.types.get(stamp, class); ok {
+			return t
+		}
 	}
-	switch api.ConnectorType(m.Type) {
-	case api.TypeSource, api.TypeSink:
-		return api.ConnectorType(m.Type)
+	t := api.TypeUnknown
+	if m, err := h.cfg.Plugins.Lookup(class); err == nil {
+		switch api.ConnectorType(m.Type) {
+		case api.TypeSource, api.TypeSink:
+			t = api.ConnectorType(m.Type)
+		}
 	}
-	return api.TypeUnknown
+	// An unknown class is looked up again: it may be installed any time.
+	if cacheable && t != api.TypeUnknown {
+		h.types.put(stamp, class, t)
+	}
+	return t
+}
+
+// catalogStamp identifies the state of the plugin.path directories by
+// their modification times; false when the catalog does not say where it
+// lives.
+func (h *Herder) catalogStamp() (string, bool) {
+	c, ok := h.cfg.Plugins.(interface{ Dirs() []string })
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	for _, dir := range c.Dirs() {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			fmt.Fprintf(&b, "%s:-;", dir)
+			continue
+		}
+		fmt.Fprintf(&b, "%s:%d;", dir, fi.ModTime().UnixNano())
+	}
+	return b.String(), true
+}
+
+// pluginTypes caches connector classes' types for one catalog stamp.
+type pluginTypes struct {
+	mu    sync.Mutex
+	stamp string
+	types map[string]api.ConnectorType
+}
+
+func (p *pluginTypes) get(stamp, class string) (api.ConnectorType, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stamp != stamp {
+		return "", false
+	}
+	t, ok := p.types[class]
+	return t, ok
+}
+
+func (p *pluginTypes) put(stamp, class string, t api.ConnectorType) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stamp != stamp || p.types == nil {
+		p.stamp, p.types = stamp, map[string]api.ConnectorType{}
+	}
+	p.types[class] = t
 }
 
 // Plugin types of GET /connector-plugins?connectorsOnly=false, as Kafka

@@ -42,9 +42,11 @@ type statusStore struct {
 
 	mu         sync.RWMutex
 	connectors map[string]Status
-	tasks      map[api.ConnectorTaskID]Status
-	topics     map[string]map[string]topicStatus // connector -> topic -> record
-	changed    *broadcast
+	// tasks is per connector, so that a connector's task statuses are
+	// found without looking at every other connector's.
+	tasks   map[string]map[int]Status
+	topics  map[string]map[string]topicStatus // connector -> topic -> record
+	changed *broadcast
 
 	wg sync.WaitGroup
 }
@@ -54,7 +56,7 @@ func (h *Herder) newStatusStore() (*statusStore, error) {
 		log:        h.log.With("component", "status-store"),
 		topic:      h.cfg.StatusTopic,
 		connectors: map[string]Status{},
-		tasks:      map[api.ConnectorTaskID]Status{},
+		tasks:      map[string]map[int]Status{},
 		topics:     map[string]map[string]topicStatus{},
 		changed:    newBroadcast(),
 	}
@@ -136,13 +138,7 @@ func (s *statusStore) apply(key string, value []byte) {
 		if !ok {
 			return
 		}
-		if st == nil {
-			delete(s.tasks, id)
-			return
-		}
-		if cur, ok := s.tasks[id]; !ok || supersedes(*st, cur) {
-			s.tasks[id] = *st
-		}
+		s.applyTask(id, st)
 	case strings.HasPrefix(key, keyStatusTopicPrefix):
 		rest := key[len(keyStatusTopicPrefix):]
 		i := strings.LastIndex(rest, statusTopicSeparator)
@@ -173,6 +169,26 @@ func (s *statusStore) apply(key string, value []byte) {
 		m[topic] = v.Topic
 	default:
 		s.log.Warn("skipping status record with an unknown key", "key", key)
+	}
+}
+
+// applyTask applies a task's status record (nil: a tombstone); s.mu is
+// held.
+func (s *statusStore) applyTask(id api.ConnectorTaskID, st *Status) {
+	m := s.tasks[id.Connector]
+	if st == nil {
+		delete(m, id.Task)
+		if len(m) == 0 {
+			delete(s.tasks, id.Connector)
+		}
+		return
+	}
+	if m == nil {
+		m = map[int]Status{}
+		s.tasks[id.Connector] = m
+	}
+	if cur, ok := m[id.Task]; !ok || supersedes(*st, cur) {
+		m[id.Task] = *st
 	}
 }
 
@@ -210,7 +226,7 @@ func (s *statusStore) connector(name string) (Status, bool) {
 func (s *statusStore) task(id api.ConnectorTaskID) (Status, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st, ok := s.tasks[id]
+	st, ok := s.tasks[id.Connector][id.Task]
 	return st, ok
 }
 
@@ -218,13 +234,7 @@ func (s *statusStore) task(id api.ConnectorTaskID) (Status, bool) {
 func (s *statusStore) tasksOf(name string) map[int]Status {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := map[int]Status{}
-	for id, st := range s.tasks {
-		if id.Connector == name {
-			out[id.Task] = st
-		}
-	}
-	return out
+	return maps.Clone(s.tasks[name])
 }
 
 func (s *statusStore) topicsOf(name string) map[string]topicStatus {
@@ -289,15 +299,11 @@ func (s *statusStore) putTopic(connector string, task int, topic string) {
 func (s *statusStore) deleteConnector(name string, taskCount int) {
 	s.mu.RLock()
 	keys := []string{statusConnectorKey(name)}
-	seen := map[int]bool{}
-	for id := range s.tasks {
-		if id.Connector == name {
-			seen[id.Task] = true
-			keys = append(keys, statusTaskKey(id))
-		}
+	for task := range s.tasks[name] {
+		keys = append(keys, statusTaskKey(api.ConnectorTaskID{Connector: name, Task: task}))
 	}
 	for i := 0; i < taskCount; i++ {
-		if !seen[i] {
+		if _, seen := s.tasks[name][i]; !seen {
 			keys = append(keys, statusTaskKey(api.ConnectorTaskID{Connector: name, Task: i}))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -107,6 +108,14 @@ type Config struct {
 	// *ProcessLimitError (FAILED with a trace, restarted with backoff).
 	// The short-lived processes of config validation are not counted.
 	MaxPluginProcesses int
+	// StartConcurrency is worker.start.concurrency (0 or less:
+	// DefaultStartConcurrency): the most connector instances and task
+	// incarnations starting at once on this worker, each from before its
+	// plugin process launches until it runs or fails. The others wait
+	// their turn (in the order the scheduler picks), so that a restart,
+	// rebalance or failover that assigns hundreds at once does not launch
+	// hundreds of processes together.
+	StartConcurrency int
 
 	// Logger is the base logger (default slog.Default()); every task log
 	// line carries connector and task attributes.
@@ -118,6 +127,14 @@ type Config struct {
 
 // DefaultMaxPluginProcesses is the default of Config.MaxPluginProcesses.
 const DefaultMaxPluginProcesses = 100
+
+// DefaultStartConcurrency is the default of Config.StartConcurrency: two
+// starts per CPU keep the CPUs busy while starts wait on Kafka and plugin
+// handshakes, without starving the worker's REST API and heartbeats.
+func DefaultStartConcurrency() int { return 2 * runtime.NumCPU() }
+
+// KeyStartConcurrency is the worker property of Config.StartConcurrency.
+const KeyStartConcurrency = "worker.start.concurrency"
 
 // KeyMaxPluginProcesses is the worker property of Config.MaxPluginProcesses.
 const KeyMaxPluginProcesses = "worker.plugin.processes.max"
@@ -171,6 +188,9 @@ func (c *Config) setDefaults() error {
 	case connconfig.IsolationPlugin, connconfig.IsolationConnector:
 	default:
 		return fmt.Errorf("worker: %s %q is not one of %s, %s", KeyPluginIsolation, c.PluginIsolation, connconfig.IsolationPlugin, connconfig.IsolationConnector)
+	}
+	if c.StartConcurrency <= 0 {
+		c.StartConcurrency = DefaultStartConcurrency()
 	}
 	if c.SinkBatchRecords <= 0 {
 		c.SinkBatchRecords = 1000

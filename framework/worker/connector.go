@@ -20,6 +20,11 @@ type connectorRuntime struct {
 	onReconfigure func(string)
 	log           *slog.Logger
 
+	// life ends when the instance is stopped for good (StopConnector):
+	// launches waiting for a start slot give up.
+	life    context.Context
+	endLife context.CancelFunc
+
 	mu      sync.Mutex
 	target  TargetState
 	state   State
@@ -68,6 +73,10 @@ func (w *Worker) StartConnector(ctx context.Context, name string, props map[stri
 		log: w.log.With("connector", name), target: target, state: StateUnassigned,
 		launched: make(chan struct{}),
 	}
+	// Not bound to ctx, which ends when the herder stops applying
+	// assignments: as with the automatic restarts, a stop that overtakes
+	// the launch stops what it started (launch checks stopped).
+	c.life, c.endLife = context.WithCancel(context.WithoutCancel(ctx))
 	w.connectors[name] = c
 	w.mu.Unlock()
 	if target == TargetStopped {
@@ -75,15 +84,10 @@ func (w *Worker) StartConnector(ctx context.Context, name string, props map[stri
 		c.report(StateStopped, "")
 		return nil
 	}
-	// Not bound to ctx, which ends when the herder stops applying
-	// assignments: as with the automatic restarts, a stop that overtakes
-	// the launch stops what it started (launch checks stopped).
 	launched := c.launched
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	go func() {
-		defer cancel()
 		defer close(launched)
-		if err := c.launch(lctx); err != nil {
+		if err := c.launch(c.life); err != nil {
 			// Like a task, a connector that cannot start is FAILED and
 			// retried.
 			c.failed(err)
@@ -116,6 +120,22 @@ func (c *connectorRuntime) launch(ctx context.Context) (err error) {
 			c.w.metrics.connectorStartups.WithLabelValues("failure").Inc()
 		}
 	}()
+	// The instance holds a start slot while its plugin process launches
+	// and it starts (Config.StartConcurrency); the launch's time limit
+	// starts once it has one.
+	started, err := c.w.starts.acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("waiting for a start slot (%s): %w", KeyStartConcurrency, err)
+	}
+	defer started()
+	c.mu.Lock()
+	stopped := c.stopped
+	c.mu.Unlock()
+	if stopped {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	p, _, release, err := c.w.acquireProcess(ctx, c.name, c.props)
 	if err != nil {
 		return err
@@ -210,9 +230,7 @@ func (c *connectorRuntime) failed(err error) {
 			return
 		}
 		c.report(StateRestarting, err.Error())
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := c.launch(ctx); err != nil {
+		if err := c.launch(c.life); err != nil {
 			c.failed(err)
 			return
 		}
@@ -241,11 +259,9 @@ func (c *connectorRuntime) setTarget(ctx context.Context, target TargetState) {
 		c.mu.Lock()
 		c.launched = launched
 		c.mu.Unlock()
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		go func() {
-			defer cancel()
 			defer close(launched)
-			if err := c.launch(lctx); err != nil {
+			if err := c.launch(c.life); err != nil {
 				c.failed(err)
 			}
 		}()
@@ -320,6 +336,9 @@ func (w *Worker) StopConnector(ctx context.Context, name string) error {
 		return fmt.Errorf("stop connector %s: %w", name, ErrUnknownConnector)
 	}
 	c.shutdown(ctx)
+	c.endLife()
 	c.report(StateUnassigned, "")
+	w.forgetIfGone(name)
+	releaseThreads(threadsPerRuntime)
 	return nil
 }

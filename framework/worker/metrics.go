@@ -40,6 +40,8 @@ type metrics struct {
 	sinkBatch      *prometheus.HistogramVec
 	sinkLag        *prometheus.GaugeVec
 	pluginRestarts *prometheus.CounterVec
+	startsActive   prometheus.Gauge
+	startsWaiting  prometheus.Gauge
 	pluginLogDrops *prometheus.CounterVec
 
 	// Worker-level startup outcomes (connect-worker-metrics
@@ -145,6 +147,14 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "connectd_plugin_process_restarts_total",
 			Help: "Plugin processes launched again after the previous one exited unexpectedly, by connector.",
 		}, []string{"connector"}),
+		startsActive: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "connectd_worker_starts_in_progress",
+			Help: "Connector instances and task incarnations starting on this worker now, bounded by worker.start.concurrency.",
+		}),
+		startsWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "connectd_worker_starts_waiting",
+			Help: "Connector instances and task incarnations waiting for a start slot (worker.start.concurrency).",
+		}),
 		connectorStartups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "connectd_worker_connector_startups_total",
 			Help: "Connector instance starts on this worker by result: success (started), failure (the plugin process or the connector's Start failed).",
@@ -196,6 +206,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.sinkLag = register(m.sinkLag).(*prometheus.GaugeVec)
 	m.pluginRestarts = register(m.pluginRestarts).(*prometheus.CounterVec)
 	m.pluginLogDrops = register(m.pluginLogDrops).(*prometheus.CounterVec)
+	m.startsActive = register(m.startsActive).(prometheus.Gauge)
+	m.startsWaiting = register(m.startsWaiting).(prometheus.Gauge)
 	m.connectorStartups = register(m.connectorStartups).(*prometheus.CounterVec)
 	m.taskStartups = register(m.taskStartups).(*prometheus.CounterVec)
 	if err == nil {

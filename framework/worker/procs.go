@@ -83,7 +83,6 @@ func (w *Worker) launchOptions() host.LaunchOptions {
 		opts.Logger = w.log
 	}
 	// Every connector of a plugin may share the process.
-	opts.RequireShared = true
 	return opts
 }
 
@@ -210,10 +209,29 @@ func (w *Worker) release(e *procEntry, p *host.Process, connector string) {
 		e.dead = p
 	} else {
 		e.current.Store(nil)
+		if e.isolated == "" && !w.sharedRunning(e.plugin) {
+			// A shared process's drops are labelled by plugin (an
+			// isolated one's by connector, which forgetIfGone drops):
+			// the plugin left with its last user leaves no series.
+			w.metrics.pluginLogDrops.DeleteLabelValues(e.plugin)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = p.Close(ctx)
+}
+
+// sharedRunning reports whether a shared process of the plugin class (of
+// any version) is up on this worker.
+func (w *Worker) sharedRunning(plugin string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.procs {
+		if e.isolated == "" && e.plugin == plugin && e.current.Load() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // validationProcess returns a process to validate a config of m with: the

@@ -83,6 +83,28 @@ func srSinkProps(topic, file, url string) map[string]string {
 	return p
 }
 
+// sinkThroughConverter produces values to topic, runs the test file sink
+// on it with converter as its value converter, and returns the lines the
+// sink applied once every record is committed; each value must apply.
+func sinkThroughConverter(t *testing.T, topic, url, converter string, values [][]byte) []string {
+	t.Helper()
+	produceValues(t, topic, values)
+	e := newEnv(t)
+	w, st := e.start(e.config(false))
+	name := kafkatest.UniqueName(t, "s")
+	file := filepath.Join(t.TempDir(), "applied.tsv")
+	props := srSinkProps(topic, file, url)
+	props["value.converter"] = converter
+	e.run(w, name, props)
+	st.waitFor(t, name+"-0", worker.StateRunning, 30*time.Second)
+	waitCommittedTo(t, name, topic, 1, len(values), time.Minute)
+	lines := appliedLines(t, file)
+	if len(lines) != len(values) {
+		t.Fatalf("applied %d records, want %d: %q", len(lines), len(values), lines)
+	}
+	return lines
+}
+
 // TestSinkAvroFromConfluentProducer: Avro records produced with
 // confluent-kafka-go's serializer reach a sink as Connect structs with
 // their logical types; a record without the magic byte, one naming an
@@ -393,20 +415,7 @@ message Item {
 		}
 		values = append(values, b)
 	}
-	produceValues(t, topic, values)
-	e := newEnv(t)
-	w, st := e.start(e.config(false))
-	name := kafkatest.UniqueName(t, "s")
-	file := filepath.Join(t.TempDir(), "applied.tsv")
-	props := srSinkProps(topic, file, url)
-	props["value.converter"] = "io.confluent.connect.protobuf.ProtobufConverter"
-	e.run(w, name, props)
-	st.waitFor(t, name+"-0", worker.StateRunning, 30*time.Second)
-	waitCommittedTo(t, name, topic, 1, len(values), time.Minute)
-	lines := appliedLines(t, file)
-	if len(lines) != 3 {
-		t.Fatalf("applied %d records, want 3: %q", len(lines), lines)
-	}
+	lines := sinkThroughConverter(t, topic, url, "io.confluent.connect.protobuf.ProtobufConverter", values)
 	for i, l := range lines {
 		want := []string{fmt.Sprintf("id=i-%d", i), fmt.Sprintf("sizes=[%d]", 10*i),
 			"ts=" + time.Unix(1764720000+int64(i), 0).UTC().Format("2006-01-02T15:04:05.000Z")}
@@ -450,20 +459,7 @@ func TestJSONSchemaThroughWorker(t *testing.T) {
 			}
 			values = append(values, b)
 		}
-		produceValues(t, topic, values)
-		e := newEnv(t)
-		w, st := e.start(e.config(false))
-		name := kafkatest.UniqueName(t, "s")
-		file := filepath.Join(t.TempDir(), "applied.tsv")
-		props := srSinkProps(topic, file, url)
-		props["value.converter"] = "io.confluent.connect.json.JsonSchemaConverter"
-		e.run(w, name, props)
-		st.waitFor(t, name+"-0", worker.StateRunning, 30*time.Second)
-		waitCommittedTo(t, name, topic, 1, len(values), time.Minute)
-		lines := appliedLines(t, file)
-		if len(lines) != 3 {
-			t.Fatalf("applied %d records, want 3: %q", len(lines), lines)
-		}
+		lines := sinkThroughConverter(t, topic, url, "io.confluent.connect.json.JsonSchemaConverter", values)
 		for i, l := range lines {
 			for _, w := range []string{fmt.Sprintf("id=i-%d", i), fmt.Sprintf("sizes=[%d]", int64(i)<<55), "ratio=0.5"} {
 				if !strings.Contains(l, w) {

@@ -67,6 +67,9 @@ type taskRuntime struct {
 	state     State
 	trace     string
 	runCancel context.CancelFunc // stops the current incarnation
+	// startRelease frees the start slot the current incarnation holds
+	// until it runs (Config.StartConcurrency).
+	startRelease func()
 
 	reportMu sync.Mutex // keeps listener calls in order
 	// started: this incarnation reached RUNNING or PAUSED (startup
@@ -139,6 +142,9 @@ func (t *taskRuntime) report(s State, trace string) {
 	changed := t.state != s || t.trace != trace
 	t.state, t.trace = s, trace
 	t.mu.Unlock()
+	if s == StateRunning || s == StatePaused {
+		t.releaseStart()
+	}
 	if !changed {
 		return
 	}
@@ -176,7 +182,7 @@ func (t *taskRuntime) supervise(ctx, hard context.Context) {
 
 		began := time.Now()
 		t.started.Store(false)
-		err := t.runOnce(runCtx, hard)
+		err := t.gatedRun(runCtx, hard)
 		runCancel()
 		if ctx.Err() != nil {
 			t.report(StateUnassigned, "")
@@ -263,6 +269,31 @@ func (t *taskRuntime) autoRestart(ctx context.Context, err error) (bool, *noRest
 			"no successor exists; restarting with a new producer", "error", err)
 	}
 	return true, nil
+}
+
+// gatedRun runs one incarnation once a start slot is free; the slot is
+// held until the incarnation runs (report frees it) or ends.
+func (t *taskRuntime) gatedRun(ctx, hard context.Context) error {
+	release, err := t.w.starts.acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("waiting for a start slot (%s): %w", KeyStartConcurrency, err)
+	}
+	t.mu.Lock()
+	t.startRelease = release
+	t.mu.Unlock()
+	defer t.releaseStart()
+	return t.runOnce(ctx, hard)
+}
+
+// releaseStart frees the incarnation's start slot, if it holds one.
+func (t *taskRuntime) releaseStart() {
+	t.mu.Lock()
+	release := t.startRelease
+	t.startRelease = nil
+	t.mu.Unlock()
+	if release != nil {
+		release()
+	}
 }
 
 func (t *taskRuntime) runOnce(ctx, hard context.Context) (err error) {

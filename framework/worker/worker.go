@@ -50,6 +50,7 @@ type Worker struct {
 	status  StatusListener
 	log     *slog.Logger
 	metrics *metrics
+	starts  *startGate
 
 	mu     sync.Mutex
 	closed bool
@@ -76,7 +77,7 @@ func New(ctx context.Context, cfg Config, status StatusListener) (*Worker, error
 		return nil, fmt.Errorf("worker: metrics: %w", err)
 	}
 	w := &Worker{
-		cfg: cfg, status: status, log: cfg.Logger, metrics: m,
+		cfg: cfg, status: status, log: cfg.Logger, metrics: m, starts: newStartGate(cfg.StartConcurrency, m),
 		procs: map[string]*procEntry{}, connectors: map[string]*connectorRuntime{}, tasks: map[TaskID]*taskRuntime{},
 	}
 	if err := cfg.Metrics.Register(newCollector(w)); err != nil {
@@ -286,6 +287,35 @@ func (w *Worker) stopRuntimes(ctx context.Context, rts []*taskRuntime) {
 		}
 		t.hardCancel()
 	}
+	gone := map[string]bool{}
+	for _, t := range rts {
+		gone[t.id.Connector] = true
+	}
+	for c := range gone {
+		w.forgetIfGone(c)
+	}
+	releaseThreads(threadsPerRuntime * len(rts))
+}
+
+// forgetIfGone drops the connector's plugin-process series once neither
+// its instance nor a task of it runs here any more: a deleted connector
+// leaves no series behind.
+func (w *Worker) forgetIfGone(connector string) {
+	w.mu.Lock()
+	_, here := w.connectors[connector]
+	for id := range w.tasks {
+		if here {
+			break
+		}
+		here = id.Connector == connector
+	}
+	w.mu.Unlock()
+	if here {
+		return
+	}
+	labels := prometheus.Labels{"connector": connector}
+	w.metrics.pluginRestarts.DeletePartialMatch(labels)
+	w.metrics.pluginLogDrops.DeletePartialMatch(labels)
 }
 
 // SetTargetState pauses or resumes a connector's tasks on this worker (and

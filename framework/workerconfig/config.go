@@ -146,15 +146,6 @@ func arenaMax(n int32) string {
 	return fmt.Sprint(n)
 }
 
-// spinWait maps plugin.spin.wait.us to LaunchOptions.SpinWait, where 0
-// means the default and a negative value never polling.
-func spinWait(us int64) time.Duration {
-	if us == 0 {
-		return -1
-	}
-	return time.Duration(us) * time.Microsecond
-}
-
 func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *configprovider.Resolver) error {
 	session := v.Int(SessionTimeout)
 	heartbeat := v.Int(HeartbeatInterval)
@@ -237,6 +228,7 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 		SinkBatchRecords:      int(v.Int(SinkBatchRecords)),
 		MaxPluginProcesses:    int(v.Int(PluginProcessesMax)),
 		PluginIsolation:       v.String(PluginIsolation),
+		StartConcurrency:      int(v.Int(StartConcurrency)),
 		PluginLaunch: host.LaunchOptions{
 			CallTimeout:     ms(v.Long(PluginCallTimeout)),
 			StopTimeout:     ms(v.Long(PluginStopTimeout)),
@@ -245,7 +237,6 @@ func (c *Config) fill(v *configdef.Values, props map[string]string, resolver *co
 			// -1 (unlimited) maps to any negative value, as LaunchOptions wants.
 			LogLinesPerSecond: int(v.Int(PluginLogLines)),
 			GOGC:              v.String(PluginGOGC),
-			SpinWait:          spinWait(v.Long(PluginSpinWait)),
 			GOMemLimit:        v.String(PluginGOMemLimit),
 			HandshakeTimeout:  ms(v.Long(PluginHandshakeTimeout)),
 			MallocArenaMax:    arenaMax(v.Int(MallocArenaMax)),

@@ -82,9 +82,6 @@ func TestDefaultsAreKafkaConnects(t *testing.T) {
 	if !slices.Equal(c.Listeners, []string{"http://:8083"}) {
 		t.Errorf("listeners %v", c.Listeners)
 	}
-	if w.PluginLaunch.SpinWait != 50*time.Microsecond {
-		t.Errorf("plugin.spin.wait.us default gives %v, want 50µs", w.PluginLaunch.SpinWait)
-	}
 	// The admission limits have no Kafka Connect counterpart.
 	if l := h.Limits; l.ConnectorTasks != 1000 || l.ConfigBytes != 256<<10 || l.WorkerTasks != 500 {
 		t.Errorf("admission limit defaults %+v", l)
@@ -124,7 +121,6 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		"metrics.listener", "http://127.0.0.1:9404",
 		"plugin.gogc", "300",
 		"plugin.gomemlimit", "512MiB",
-		"plugin.spin.wait.us", "0",
 		"connector.tasks.max.limit", "64",
 		"connector.config.max.bytes", "4096",
 		"worker.tasks.max", "32",
@@ -191,9 +187,6 @@ func TestSettingsReachTheirConfigs(t *testing.T) {
 		t.Errorf("malloc settings 0 give arenas %d, threshold %d, plugins' MALLOC_ARENA_MAX %q; want glibc's own",
 			c.MallocArenaMax, c.MallocMmapThreshold, c.Worker.PluginLaunch.MallocArenaMax)
 	}
-	if s := c.Worker.PluginLaunch.SpinWait; s >= 0 {
-		t.Errorf("plugin.spin.wait.us=0 gives SpinWait %v, want a negative value (never poll)", s)
-	}
 }
 
 // Every invalid value stops parsing with an error that names the key.
@@ -225,7 +218,6 @@ func TestInvalidValuesNameTheKey(t *testing.T) {
 		{"zero log rate", with("plugin.log.lines.per.second", "0"), "plugin.log.lines.per.second"},
 		{"bad plugin gogc", with("plugin.gogc", "lots"), "plugin.gogc"},
 		{"bad plugin memory limit", with("plugin.gomemlimit", "1 GB"), "plugin.gomemlimit"},
-		{"negative spin wait", with("plugin.spin.wait.us", "-5"), "plugin.spin.wait.us"},
 		{"negative busy-poll wait", with("rdkafka.busy.poll.wait.ms", "-1"), "rdkafka.busy.poll.wait.ms"},
 		{"busy-poll wait above 10 ms", with("rdkafka.busy.poll.wait.ms", "11"), "rdkafka.busy.poll.wait.ms"},
 		{"busy-poll wait not a number", with("rdkafka.busy.poll.wait.ms", "soon"), "rdkafka.busy.poll.wait.ms"},

@@ -57,7 +57,6 @@ const (
 	PluginMaxMessageBytes  = "plugin.max.message.bytes"
 	PluginBatchBytes       = "plugin.batch.bytes"
 	PluginLogLines         = "plugin.log.lines.per.second"
-	PluginSpinWait         = "plugin.spin.wait.us"
 	RdkafkaBusyPollWait    = "rdkafka.busy.poll.wait.ms"
 	MallocArenaMax         = "malloc.arena.max"
 	MallocMmapThreshold    = "malloc.mmap.threshold.bytes"
@@ -71,6 +70,7 @@ const (
 	WorkerTasksMax         = herder.KeyWorkerTasksMax
 	PluginProcessesMax     = worker.KeyMaxPluginProcesses
 	PluginIsolation        = worker.KeyPluginIsolation
+	StartConcurrency       = worker.KeyStartConcurrency
 	defaultHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 )
 
@@ -208,10 +208,9 @@ func Def() *configdef.Def {
 	integer(groupPlugins, PluginMaxMessageBytes, 64<<20, "Largest message between worker and plugin: a gRPC message, or a frame on the data channel (connectd).", configdef.AtLeast[int32](1<<20))
 	integer(groupPlugins, PluginBatchBytes, 4<<20, "Byte budget of one record batch on the plugin stream (connectd).", configdef.AtLeast[int32](1024))
 	integer(groupPlugins, PluginLogLines, 1000, "Most log lines per second a plugin process may merge into the worker's log, in bursts of one second's worth; -1: unlimited. Excess lines are dropped, counted in connectd_plugin_log_lines_dropped_total and summarised in a warning, so a flooding plugin never stalls its tasks (connectd).", logLinesRate)
-	long(groupPlugins, PluginSpinWait, 50, "How long, in microseconds, a wait for a plugin's answer polls before its thread sleeps, in the worker and in the plugin; 0: never poll. Polling spends some CPU to save a thread wake-up per call, which on virtual machines costs tens of microseconds; waits that keep outlasting it stop polling (connectd).", configdef.AtLeast[int64](0))
 	str(groupPlugins, PluginIsolation, connconfig.IsolationPlugin, configdef.Medium, "Default of the connector key plugin.isolation: plugin (one process per plugin binary on this worker, hosting all its connectors and tasks here; a crash fails them all) or connector (a process per connector) (connectd).",
 		configdef.OneOf(connconfig.IsolationPlugin, connconfig.IsolationConnector))
-	str(groupPlugins, PluginGOGC, nil, configdef.Low, "GOGC of plugin processes: the Go garbage collector's target percentage, or off. Unset: Go's default 100 over the SDK's 64 MiB heap floor; setting this or plugin.gomemlimit replaces the floor (connectd).",
+	str(groupPlugins, PluginGOGC, nil, configdef.Low, "GOGC of plugin processes: the Go garbage collector's target percentage, or off. Unset: Go's default, 100 (connectd).",
 		configdef.Matches(`off|[0-9]+`))
 	str(groupPlugins, PluginGOMemLimit, nil, configdef.Low, "GOMEMLIMIT of plugin processes, such as 512MiB: the Go runtime's soft memory limit (connectd).",
 		configdef.Matches(`[0-9]+(B|KiB|MiB|GiB|TiB)?`))
@@ -219,6 +218,7 @@ func Def() *configdef.Def {
 	integer(groupLimits, ConnectorTasksLimit, herder.DefaultConnectorTasksLimit, "Largest tasks.max a connector config may set, and the most task configs a connector may generate. A create or update beyond it is refused (400 naming this key); a stored config beyond it (an older version's, or a hand-written record) makes the connector FAILED with a trace, and a connector with more stored task configs than this gets none of them assigned. The leader's value applies to writes, each worker's to the connectors it runs (connectd).", configdef.AtLeast[int32](1))
 	integer(groupLimits, ConnectorConfigMax, herder.DefaultConnectorConfigMax, "Largest connector config, and largest task config a connector may generate, in bytes of its JSON. Beyond it: as for connector.tasks.max.limit. Large values belong in a config provider (${file:...}) (connectd).", configdef.AtLeast[int32](1024))
 	integer(groupLimits, WorkerTasksMax, herder.DefaultWorkerTasksMax, "Most tasks this worker runs at once. Tasks assigned beyond it are not started: each is FAILED with a trace naming this key, and starts once the worker runs fewer (or on the worker it moves to) (connectd).", configdef.AtLeast[int32](1))
+	integer(groupLimits, StartConcurrency, 0, "Most connector instances and task incarnations starting at once on this worker, each from before its plugin process launches until it runs or fails; the others wait their turn. It paces the starts that a restart, a rebalance or a failover assigns at once, so that they do not launch hundreds of plugin processes and Kafka clients together and starve the worker's REST API, heartbeats and machine. 0: two per CPU (connectd).", configdef.AtLeast[int32](0))
 	integer(groupLimits, PluginProcessesMax, worker.DefaultMaxPluginProcesses, "Most plugin processes running at once on this worker (one per plugin with work here, plus one per connector with plugin.isolation=connector). A connector or task that would launch one more is FAILED with a trace naming this key and retried with the automatic restart backoff. Config validation's short-lived processes are not counted (connectd).", configdef.AtLeast[int32](1))
 
 	add(groupREST, configdef.Key{Name: Listeners, Type: configdef.List, Default: []string{"http://:8083"}, Importance: configdef.High,

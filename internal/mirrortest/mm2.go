@@ -21,8 +21,8 @@ import (
 )
 
 // mm2Pom resolves Kafka Connect 4.1.1 with MirrorMaker 2's connectors; the
-// replication benchmark starts MM2 from the same pom.
-const mm2Pom = "bench/replication/mm2/pom.xml"
+// benchmarks start Kafka Connect from the same pom.
+const mm2Pom = "bench/kafkaconnect/pom.xml"
 
 // MM2Classpath returns the classpath of Kafka Connect 4.1.1 with MM2's
 // connectors, resolved by Maven from Maven Central and cached under the

@@ -24,32 +24,26 @@ import (
 
 // BenchmarkBoundary measures the per-record cost of the plugin boundary for
 // 1 KiB records: the same connector work in-process and through a plugin
-// process, for batches of 1, 10, 100 and 1000 records: "plugin" speaks
-// protocol version 3 (task streams on the data channel, a socketpair),
-// "plugin-v1" is the same plugin built to speak version 1 only (task
-// streams on go-plugin's gRPC connection with AutoMTLS). One op is one
-// record; MB/s counts values.
+// process (task streams on the data channel, a socketpair), for batches
+// of 1, 10, 100 and 1000 records. One op is one record; MB/s counts
+// values.
 //
 //	go test ./plugins/host -run '^$' -bench Boundary -benchtime 1s
 func BenchmarkBoundary(b *testing.B) {
 	const size = 1024
 	for _, dir := range []string{"sink", "source"} {
 		for _, batch := range []int{1, 10, 100, 1000} {
-			for _, mode := range []string{"inproc", "plugin", "plugin-v1"} {
+			for _, mode := range []string{"inproc", "plugin"} {
 				b.Run(fmt.Sprintf("%s/%s/batch=%d", dir, mode, batch), func(b *testing.B) {
 					switch dir + "/" + mode {
 					case "sink/inproc":
 						benchSinkInProc(b, batch, size)
 					case "sink/plugin":
-						benchSinkPlugin(b, batch, size, 3)
-					case "sink/plugin-v1":
-						benchSinkPlugin(b, batch, size, 1)
+						benchSinkPlugin(b, batch, size)
 					case "source/inproc":
 						benchSourceInProc(b, batch, size)
 					case "source/plugin":
-						benchSourcePlugin(b, batch, size, 3)
-					case "source/plugin-v1":
-						benchSourcePlugin(b, batch, size, 1)
+						benchSourcePlugin(b, batch, size)
 					}
 				})
 			}
@@ -57,15 +51,10 @@ func BenchmarkBoundary(b *testing.B) {
 	}
 }
 
-// launchBench launches the test plugin for a benchmark and checks the
-// negotiated protocol version.
-func launchBench(b *testing.B, mode string, version int) *host.Process {
-	env := plugintest.Install(b, buildFor(b, mode, version), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
-	p := env.Launch(b)
-	if p.ProtocolVersion() != version {
-		b.Fatalf("negotiated protocol version %d, want %d", p.ProtocolVersion(), version)
-	}
-	return p
+// launchBench launches the test plugin for a benchmark.
+func launchBench(b *testing.B, mode string) *host.Process {
+	env := plugintest.Install(b, build(b, mode), host.LaunchOptions{Logger: slog.New(slog.DiscardHandler)})
+	return env.Launch(b)
 }
 
 func sinkBatch(n, size int) []chain.Raw {
@@ -115,8 +104,8 @@ func cpuOf(pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
-func benchSinkPlugin(b *testing.B, batch, size, version int) {
-	p := launchBench(b, "sink", version)
+func benchSinkPlugin(b *testing.B, batch, size int) {
+	p := launchBench(b, "sink")
 	task, err := p.StartSinkTask(context.Background(), host.SinkTaskStart{Connector: "bench", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig("discard")})
 	if err != nil {
 		b.Fatal(err)
@@ -148,7 +137,7 @@ func BenchmarkBoundaryTwoPuts(b *testing.B) {
 	const size = 1024
 	for _, batch := range []int{1, 10, 100, 1000} {
 		b.Run(fmt.Sprintf("sink/plugin/batch=%d", batch), func(b *testing.B) {
-			p := launchBench(b, "sink", 2)
+			p := launchBench(b, "sink")
 			task, err := p.StartSinkTask(context.Background(), host.SinkTaskStart{Connector: "bench", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig("discard")})
 			if err != nil {
 				b.Fatal(err)
@@ -234,8 +223,8 @@ func sourceProps(batch, size int) map[string]string {
 	return map[string]string{"topic": "bench", "mode": "static", "batch": fmt.Sprint(batch), "record.bytes": fmt.Sprint(size)}
 }
 
-func benchSourcePlugin(b *testing.B, batch, size, version int) {
-	p := launchBench(b, "source", version)
+func benchSourcePlugin(b *testing.B, batch, size int) {
+	p := launchBench(b, "source")
 	ctx := context.Background()
 	task, err := p.StartSourceTask(ctx, host.SourceTaskStart{Connector: "bench", Defaults: chain.ByteArrayDefaults(), Props: sourceProps(batch, size), Credits: 4})
 	if err != nil {

@@ -120,9 +120,6 @@ type InstallOptions struct {
 	HandshakeTimeout time.Duration
 	// CallTimeout bounds the spec call (default 30 s).
 	CallTimeout time.Duration
-	// RequireShared refuses (*ProtocolVersionError) a plugin that does
-	// not speak SharedProtocol, which a worker needs.
-	RequireShared bool
 }
 
 // Install is InstallWith with the default bounds.
@@ -154,7 +151,9 @@ func (c *Catalog) InstallWith(ctx context.Context, binaryPath string, opts Insta
 	if err != nil {
 		return Manifest{}, fmt.Errorf("install %s: spec handshake: %w", binaryPath, err)
 	}
-	if opts.RequireShared && !slices.Contains(versions, SharedProtocol) {
+	// A plugin that does not speak SharedProtocol is refused
+	// (*ProtocolVersionError): a worker runs several connectors per process.
+	if !slices.Contains(versions, SharedProtocol) {
 		return Manifest{}, fmt.Errorf("install %s: %w", binaryPath, &ProtocolVersionError{Plugin: spec.Class, Versions: versions})
 	}
 	if err := checkClass(spec.Class); err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/connectd/connectd/plugins/plugintest"
 )
 
-// The tests in this file are about protocol version 3's data channel: the
+// The tests in this file are about the data channel: the
 // task streams of one plugin process multiplexed on one inherited
 // socketpair.
 
@@ -25,7 +25,7 @@ import (
 // others. Half the tasks release their batches, so later frames of every
 // task are read into reused buffers.
 func TestManySourceTasksOneProcess(t *testing.T) {
-	_, p := launchFor(t, "source", 3, host.LaunchOptions{BatchBytes: 64 << 10})
+	_, p := launch(t, "source", host.LaunchOptions{BatchBytes: 64 << 10})
 	failing, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Task: 99, Defaults: chain.ByteArrayDefaults(),
 		Props: map[string]string{"topic": "t", "mode": "fail-poll"}})
 	if err != nil {
@@ -87,7 +87,7 @@ func TestManySourceTasksOneProcess(t *testing.T) {
 // Half the tasks borrow their records (their put buffers are reused), half
 // keep the default lifetime.
 func TestManySinkTasksOneProcess(t *testing.T) {
-	_, p := launchFor(t, "sink", 3, host.LaunchOptions{BatchBytes: 128 << 10})
+	_, p := launch(t, "sink", host.LaunchOptions{BatchBytes: 128 << 10})
 	const tasks = 4
 	var wg sync.WaitGroup
 	errs := make(chan error, tasks)
@@ -143,7 +143,7 @@ func TestDataChannelViolations(t *testing.T) {
 	}
 	for mode, want := range cases {
 		t.Run(mode, func(t *testing.T) {
-			_, p := launchFor(t, mode, 3, host.LaunchOptions{CallTimeout: 20 * 1e9})
+			_, p := launch(t, mode, host.LaunchOptions{CallTimeout: 20 * 1e9})
 			_, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "r", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{}})
 			if !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), want) {
 				t.Fatalf("start against %s: %v", mode, err)
@@ -166,39 +166,35 @@ func TestDataChannelViolations(t *testing.T) {
 // killed fails with the exit (and its stderr tail), not after the reply
 // timeout.
 func TestPluginDeathFailsPutPromptly(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
-			_, p := launchFor(t, "sink", v, host.LaunchOptions{CallTimeout: 10 * 60 * 1e9})
-			props := sinkConfig("discard")
-			props["hang.put"] = "true"
-			task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: props})
-			if err != nil {
-				t.Fatal(err)
+	_, p := launch(t, "sink", host.LaunchOptions{CallTimeout: 10 * 60 * 1e9})
+	props := sinkConfig("discard")
+	props["hang.put"] = "true"
+	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: props})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := task.Put(ctxT(t), testRecords(100, false))
+		done <- err
+	}()
+	waitFor(t, func() bool { // the put reached the task
+		fams, err := p.Gather(ctxT(t))
+		if err != nil {
+			return false
+		}
+		for _, f := range fams {
+			if f.GetName() == "testsink_puts_total" {
+				return len(f.GetMetric()) > 0 && f.GetMetric()[0].GetCounter().GetValue() == 1
 			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := task.Put(ctxT(t), testRecords(100, false))
-				done <- err
-			}()
-			waitFor(t, func() bool { // the put reached the task
-				fams, err := p.Gather(ctxT(t))
-				if err != nil {
-					return false
-				}
-				for _, f := range fams {
-					if f.GetName() == "testsink_puts_total" {
-						return len(f.GetMetric()) > 0 && f.GetMetric()[0].GetCounter().GetValue() == 1
-					}
-				}
-				return false
-			})
-			plugintest.Kill(t, p)
-			err = <-done
-			var exit *host.ExitError
-			if !errors.As(err, &exit) || errors.Is(err, host.ErrTimeout) || exit.State != "signal: killed" {
-				t.Fatalf("Put when the plugin died: %v", err)
-			}
-		})
+		}
+		return false
+	})
+	plugintest.Kill(t, p)
+	err = <-done
+	var exit *host.ExitError
+	if !errors.As(err, &exit) || errors.Is(err, host.ErrTimeout) || exit.State != "signal: killed" {
+		t.Fatalf("Put when the plugin died: %v", err)
 	}
 }
 
@@ -208,7 +204,7 @@ func TestRecordsAboveMessageLimit(t *testing.T) {
 	opts := host.LaunchOptions{MaxMessageBytes: 4 << 20}
 	t.Run("put", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "sink.bin")
-		_, p := launchFor(t, "sink", 3, opts)
+		_, p := launch(t, "sink", opts)
 		task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig(out)})
 		if err != nil {
 			t.Fatal(err)
@@ -227,7 +223,7 @@ func TestRecordsAboveMessageLimit(t *testing.T) {
 		verifySinkFile(t, out, small)
 	})
 	t.Run("poll", func(t *testing.T) {
-		_, p := launchFor(t, "source", 3, opts)
+		_, p := launch(t, "source", opts)
 		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(),
 			Props: map[string]string{"topic": "t", "records": "4", "batch": "4", "big.every": "2"}})
 		if err != nil {

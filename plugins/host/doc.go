@@ -15,18 +15,17 @@
 // Two channels per process. Control calls (spec, validate, connector
 // lifecycle, events, metrics, health) use go-plugin's gRPC connection,
 // mutually authenticated with AutoMTLS because it is a Unix socket with a
-// path. Under protocol version 3 (negotiated with go-plugin's
-// VersionedPlugins) the task streams use the data channel instead: a
-// socketpair created by Launch whose other end only the plugin process
+// path. The task streams use the data channel (protocol version 3, the
+// only one): a socketpair created by Launch whose other end only the plugin process
 // inherits (exec.Cmd.ExtraFiles, descriptor number in
 // CONNECTD_PLUGIN_DATA_FD), framed and multiplexed by
 // plugins/internal/datachan. It carries no TLS because nothing can connect
 // to it: it has no name, it is close-on-exec everywhere except in that one
 // child, and a process able to read it could read the keys of a TLS
 // session from the same memory. Encryption was costing about a microsecond
-// of CPU per KiB moved, the whole per-record budget of the boundary. A
-// plugin that speaks only version 1 keeps its task streams on gRPC; the
-// API of this package is the same either way.
+// of CPU per KiB moved, the whole per-record budget of the boundary. The
+// data channel needs socketpair(2): on a platform without it (not Unix)
+// Launch fails with an error wrapping errors.ErrUnsupported.
 //
 // What it must not do: touch Kafka, offsets or error tolerance. The worker
 // (framework/worker) decides what a failed record or task means; this

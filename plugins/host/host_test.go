@@ -37,15 +37,9 @@ func sinkConfig(out string) map[string]string {
 }
 
 func TestSinkSuite(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSinkSuite(t, v) })
-	}
-}
-
-func testSinkSuite(t *testing.T, version int) {
 	out := filepath.Join(t.TempDir(), "sink.bin")
 	plugintest.SinkSuite{
-		Binary: buildFor(t, "sink", version),
+		Binary: build(t, "sink"),
 		Config: sinkConfig(out),
 		Invalid: []plugintest.Invalid{
 			{Name: "missing out.file", Props: map[string]string{"out.file": ""}, Key: "out.file"},
@@ -124,17 +118,15 @@ func testRecords(n int, big bool) []chain.Raw {
 }
 
 func TestPutBytesCrossIntact(t *testing.T) {
-	for _, v := range protocols {
-		for _, big := range []bool{false, true} {
-			t.Run(fmt.Sprintf("v%d/16MiB=%v", v, big), func(t *testing.T) { testPutBytesCrossIntact(t, v, big) })
-		}
+	for _, big := range []bool{false, true} {
+		t.Run(fmt.Sprintf("16MiB=%v", big), func(t *testing.T) { testPutBytesCrossIntact(t, big) })
 	}
 }
 
-func testPutBytesCrossIntact(t *testing.T, version int, big bool) {
+func testPutBytesCrossIntact(t *testing.T, big bool) {
 	out := filepath.Join(t.TempDir(), "sink.bin")
 	// A 1 MiB budget makes the small batch travel in several parts too.
-	_, p := launchFor(t, "sink", version, host.LaunchOptions{BatchBytes: 1 << 20})
+	_, p := launch(t, "sink", host.LaunchOptions{BatchBytes: 1 << 20})
 	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "s", Defaults: chain.ByteArrayDefaults(), Props: sinkConfig(out)})
 	if err != nil {
 		t.Fatal(err)
@@ -151,15 +143,13 @@ func testPutBytesCrossIntact(t *testing.T, version int, big bool) {
 }
 
 func TestPollBytesCrossIntact(t *testing.T) {
-	for _, v := range protocols {
-		for _, big := range []bool{false, true} {
-			t.Run(fmt.Sprintf("v%d/16MiB=%v", v, big), func(t *testing.T) { testPollBytesCrossIntact(t, v, big) })
-		}
+	for _, big := range []bool{false, true} {
+		t.Run(fmt.Sprintf("16MiB=%v", big), func(t *testing.T) { testPollBytesCrossIntact(t, big) })
 	}
 }
 
-func testPollBytesCrossIntact(t *testing.T, version int, big bool) {
-	_, p := launchFor(t, "source", version, host.LaunchOptions{BatchBytes: 256 << 10})
+func testPollBytesCrossIntact(t *testing.T, big bool) {
+	_, p := launch(t, "source", host.LaunchOptions{BatchBytes: 256 << 10})
 	props := map[string]string{"topic": "t", "records": "300", "batch": "100", "record.bytes": "1024", "transaction.boundary": "connector"}
 	bigEvery := 0
 	if big {
@@ -262,13 +252,7 @@ func gauge(t *testing.T, fams []*dto.MetricFamily, name string) (float64, map[st
 // push batches as fast as they can; the plugin never holds more than its
 // credits (2 batches) and the task sees one Put at a time.
 func TestSinkFlowControl(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSinkFlowControl(t, v) })
-	}
-}
-
-func testSinkFlowControl(t *testing.T, version int) {
-	_, p := launchFor(t, "sink", version, host.LaunchOptions{})
+	_, p := launch(t, "sink", host.LaunchOptions{})
 	props := sinkConfig("discard")
 	props["sleep.ms"] = "20"
 	task, err := p.StartSinkTask(ctxT(t), host.SinkTaskStart{Connector: "slow", Task: 3, Defaults: chain.ByteArrayDefaults(), Props: props})
@@ -321,13 +305,7 @@ func testSinkFlowControl(t *testing.T, version int) {
 // TestSourceFlowControl: a host that does not take batches stops the
 // plugin's polling once its credits are used.
 func TestSourceFlowControl(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testSourceFlowControl(t, v) })
-	}
-}
-
-func testSourceFlowControl(t *testing.T, version int) {
-	_, p := launchFor(t, "source", version, host.LaunchOptions{})
+	_, p := launch(t, "source", host.LaunchOptions{})
 	props := map[string]string{"topic": "t", "records": "1000000", "batch": "10", "record.bytes": "100"}
 	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: props, Credits: 3})
 	if err != nil {
@@ -373,14 +351,8 @@ func waitFor(t *testing.T, cond func() bool) {
 }
 
 func TestCrashedPluginFailsTaskWithStderrTail(t *testing.T) {
-	for _, v := range protocols {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testCrashedPluginFailsTask(t, v) })
-	}
-}
-
-func testCrashedPluginFailsTask(t *testing.T, version int) {
 	t.Run("SIGKILL", func(t *testing.T) {
-		_, p := launchFor(t, "source", version, host.LaunchOptions{})
+		_, p := launch(t, "source", host.LaunchOptions{})
 		task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "records": "0"}})
 		if err != nil {
 			t.Fatal(err)
@@ -403,7 +375,7 @@ func testCrashedPluginFailsTask(t *testing.T, version int) {
 		}
 	})
 	t.Run("panic", func(t *testing.T) {
-		_, p := launchFor(t, "source", version, host.LaunchOptions{})
+		_, p := launch(t, "source", host.LaunchOptions{})
 		// The plugin may die before or after its start reply gets out:
 		// either way the task's error carries the panic.
 		task, nerr := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "mode": "crash-poll", "batch": "5"}})
@@ -438,12 +410,12 @@ func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	env := plugintest.Install(t, build(t, "source"), host.LaunchOptions{})
 	mj, _ := json.Marshal(env.Manifest)
 	t.Run("launched by the host", func(t *testing.T) {
-		// Pdeathsig and the plugin's watchdog both apply.
+		// Pdeathsig and the data channel's end both apply.
 		killHostAndAwaitPlugin(t, envHostHelper+"=1", "CONNECTD_TEST_MANIFEST="+string(mj), "CONNECTD_TEST_MANIFEST_DIR="+env.Manifest.Dir)
 	})
-	t.Run("watchdog alone", func(t *testing.T) {
-		// Started without Pdeathsig: only plugins.Serve's parent watchdog
-		// can end the plugin.
+	t.Run("data channel alone", func(t *testing.T) {
+		// Started without Pdeathsig: only the plugin's exit when the
+		// host's end of the data channel closes can end it.
 		killHostAndAwaitPlugin(t, envHostHelper+"=1", "CONNECTD_TEST_RAW_PLUGIN="+env.Manifest.Path())
 	})
 }
@@ -494,6 +466,48 @@ func TestGarbageOnStdoutFailsLaunch(t *testing.T) {
 	t.Logf("after %v: %v", time.Since(start), err)
 }
 
+// TestSourceHangCheckSparesIdleTasks: the hang check fails a source task
+// only while the plugin owes a batch. An empty source (its heartbeats
+// count) and a source whose batches the host does not take (no credit
+// left, nothing owed) both outlive several call timeouts, and the latter
+// is owed a batch again once the host takes one.
+func TestSourceHangCheckSparesIdleTasks(t *testing.T) {
+	opts := host.LaunchOptions{CallTimeout: time.Second}
+	cases := []struct {
+		name  string
+		props map[string]string
+	}{
+		{"empty source", map[string]string{"topic": "t", "records": "0"}},
+		{"batches not taken", map[string]string{"topic": "t", "records": "1000000", "batch": "10", "record.bytes": "10"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, p := launch(t, "source", opts)
+			task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: c.props, Credits: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { task.Stop(ctxT(t)) })
+			// Nothing to await here: the assertion is that no failure
+			// comes within several call timeouts.
+			time.Sleep(4 * opts.CallTimeout)
+			if err := task.Err(); err != nil {
+				t.Fatalf("task failed while idle: %v", err)
+			}
+			if c.props["records"] == "0" {
+				return
+			}
+			for range 3 {
+				b, err := task.Next(ctxT(t))
+				if err != nil {
+					t.Fatalf("Next after idling: %v", err)
+				}
+				task.Release(b)
+			}
+		})
+	}
+}
+
 func TestHangsFailWithinCallTimeout(t *testing.T) {
 	opts := host.LaunchOptions{CallTimeout: 3 * time.Second} // short, yet safe on a loaded machine
 	t.Run("validate", func(t *testing.T) {
@@ -538,15 +552,6 @@ func TestHangsFailWithinCallTimeout(t *testing.T) {
 			t.Fatalf("the failed task must stay failed: %v", err)
 		}
 	})
-}
-
-func TestMalformedMessageFailsTask(t *testing.T) {
-	_, p := launch(t, "malformed", host.LaunchOptions{CallTimeout: 5 * time.Second})
-	_, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "m", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{}})
-	if !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), "malformed") {
-		t.Fatalf("start against a plugin sending garbage: %v", err)
-	}
-	t.Log(err)
 }
 
 func TestLogsMergedWithAttributes(t *testing.T) {
@@ -647,7 +652,7 @@ func TestCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Name != "TestSource" || m.Type != sdk.Source || len(m.SHA256) != 64 || !slices.Equal(m.ProtocolVersions, []int{1, 3}) || len(m.Config) != 3 {
+	if m.Name != "TestSource" || m.Type != sdk.Source || len(m.SHA256) != 64 || !slices.Equal(m.ProtocolVersions, host.ProtocolVersions()) || len(m.Config) != 3 {
 		t.Fatalf("manifest %+v", m)
 	}
 	if _, err := cat.Install(ctxT(t), build(t, "sink")); err != nil {
@@ -694,35 +699,9 @@ func TestPollErrorFailsTask(t *testing.T) {
 	}
 }
 
-// TestPluginSpinWait: LaunchOptions.SpinWait reaches the plugin process
-// (wire.EnvSpinWait, in microseconds): the default when unset, 0 when
-// negative (never poll).
-func TestPluginSpinWait(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		citest.Unavailable(t, "reads the plugin's environment from /proc, which %s does not have (CI runs on Linux)", runtime.GOOS)
-	}
-	for _, tc := range []struct {
-		spin time.Duration
-		want string
-	}{
-		{0, "CONNECTD_PLUGIN_SPIN_WAIT_US=50"},
-		{-1, "CONNECTD_PLUGIN_SPIN_WAIT_US=0"},
-		{200 * time.Microsecond, "CONNECTD_PLUGIN_SPIN_WAIT_US=200"},
-	} {
-		_, p := launch(t, "source", host.LaunchOptions{SpinWait: tc.spin})
-		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.Pid()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Contains(strings.Split(string(environ), "\x00"), tc.want) {
-			t.Errorf("SpinWait %v: the plugin's environment lacks %s", tc.spin, tc.want)
-		}
-	}
-}
-
 // TestPluginGCSettings: GOGC, GOMEMLIMIT and MALLOC_ARENA_MAX reach the
 // plugin process's environment when set, and nothing of the kind when not
-// (the SDK's heap floor applies then).
+// (the Go runtime's defaults apply then).
 func TestPluginGCSettings(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		citest.Unavailable(t, "reads the plugin's environment from /proc, which %s does not have (CI runs on Linux)", runtime.GOOS)
@@ -833,29 +812,4 @@ func sha256File(path string) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-// TestRequireShared: a plugin that does not speak the protocol version of
-// shared processes is refused at install and at launch, naming the fix.
-func TestRequireShared(t *testing.T) {
-	old := buildFor(t, "source", 1)
-	cat, err := host.OpenCatalog(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pve *host.ProtocolVersionError
-	_, err = cat.InstallWith(ctxT(t), old, host.InstallOptions{RequireShared: true})
-	if !errors.As(err, &pve) || !errors.Is(err, host.ErrProtocol) || !strings.Contains(err.Error(), "rebuild it against this connectd SDK") {
-		t.Fatalf("install of a version 1 plugin: %v", err)
-	}
-	m, err := cat.Install(ctxT(t), old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := host.Launch(ctxT(t), m, host.LaunchOptions{RequireShared: true}); !errors.As(err, &pve) {
-		t.Fatalf("launch of a version 1 plugin: %v", err)
-	}
-	if _, err := cat.InstallWith(ctxT(t), build(t, "sink"), host.InstallOptions{RequireShared: true}); err != nil {
-		t.Fatalf("install of a current plugin: %v", err)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,32 +69,6 @@ func build(t testing.TB, mode string) string {
 	return builder.Build(t, testPlugin, "main.mode="+mode)
 }
 
-// protocols are the plugin protocol versions the boundary tests run over:
-// version 3 (task streams on the data channel) between current builds, and
-// version 1 (gRPC task streams), which a plugin built before version 3
-// existed negotiates.
-var protocols = []int{3, 1}
-
-// buildFor builds the test plugin in mode, speaking every protocol version
-// (version 3 is negotiated) or only version 1.
-func buildFor(t testing.TB, mode string, version int) string {
-	if version == 1 {
-		return builder.Build(t, testPlugin, "main.mode="+mode, "github.com/connectd/connectd/plugins.onlyProtocolV1=true")
-	}
-	return build(t, mode)
-}
-
-// launchFor launches the test plugin and checks the negotiated version.
-func launchFor(t *testing.T, mode string, version int, opts host.LaunchOptions) (*plugintest.Env, *host.Process) {
-	t.Helper()
-	env := plugintest.Install(t, buildFor(t, mode, version), opts)
-	p := env.Launch(t)
-	if got := p.ProtocolVersion(); got != version {
-		t.Fatalf("negotiated protocol version %d, want %d", got, version)
-	}
-	return env, p
-}
-
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -101,13 +76,27 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // rawHostHelper starts a plugin without host.Launch (so without
-// Pdeathsig), completes go-plugin's handshake by hand and prints the
-// plugin's pid: only the plugin's own parent watchdog can end it.
+// Pdeathsig), hands it a data channel and completes go-plugin's handshake
+// by hand, and prints the plugin's pid: only the plugin's exit when the
+// data channel closes can end it.
 func rawHostHelper(bin string) int {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The plugin gets its end through ExtraFiles only, and never the
+	// host's: it would keep the channel open after the helper died.
+	syscall.CloseOnExec(fds[0])
+	syscall.CloseOnExec(fds[1])
+	hostEnd, pluginEnd := os.NewFile(uintptr(fds[0]), "host"), os.NewFile(uintptr(fds[1]), "plugin")
+	defer hostEnd.Close()
 	cmd := exec.Command(bin)
+	cmd.ExtraFiles = []*os.File{pluginEnd}
 	cmd.Env = []string{
 		wire.Handshake.MagicCookieKey + "=" + wire.Handshake.MagicCookieValue,
-		"PLUGIN_PROTOCOL_VERSIONS=1",
+		fmt.Sprintf("PLUGIN_PROTOCOL_VERSIONS=%d", wire.ProtocolV3),
+		wire.EnvDataFD + "=3",
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -118,8 +107,9 @@ func rawHostHelper(bin string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	pluginEnd.Close()
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "1|1|unix|") {
+	if err != nil || !strings.HasPrefix(line, fmt.Sprintf("1|%d|unix|", wire.ProtocolV3)) {
 		fmt.Fprintf(os.Stderr, "handshake line %q: %v\n", line, err)
 		return 1
 	}

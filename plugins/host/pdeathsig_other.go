@@ -4,6 +4,6 @@ package host
 
 import "os/exec"
 
-// setPdeathsig is Linux-only; elsewhere the plugin's parent watchdog alone
-// ends orphans.
+// setPdeathsig is Linux-only; elsewhere the plugin's exit when its data
+// channel closes alone ends orphans.
 func setPdeathsig(*exec.Cmd) {}

@@ -54,26 +54,14 @@ type LaunchOptions struct {
 	// (rate limit, or a log output that cannot keep up), for a metric.
 	OnLogDropped func(n int)
 	// GOGC and GOMemLimit, when set, become the plugin process's GOGC and
-	// GOMEMLIMIT (Go's garbage collector settings, same syntax). Either
-	// replaces the SDK's default policy: GOGC=100 over a 64 MiB heap
-	// floor, which keeps the collector from running every few batches in
-	// a plugin whose own heap is small (docs/plugins.md).
+	// GOMEMLIMIT (Go's garbage collector settings, same syntax); unset,
+	// the Go runtime's defaults apply (docs/plugins.md).
 	GOGC       string
 	GOMemLimit string
 	// MallocArenaMax, when set, becomes the plugin process's
 	// MALLOC_ARENA_MAX: plugins that run librdkafka clients keep their
 	// C-allocator memory bounded as the worker does (malloc.arena.max).
 	MallocArenaMax string
-	// SpinWait is how long a wait on the data channel polls the socket
-	// before its thread sleeps, in the worker and in the plugin process
-	// (default wire.DefaultSpinWait, 50 µs; negative: never poll). Polling
-	// saves a thread wake-up per call when the answer comes soon; waits
-	// that keep outlasting it stop polling (datachan's spin.go).
-	SpinWait time.Duration
-	// RequireShared refuses (*ProtocolVersionError) a plugin that does
-	// not negotiate SharedProtocol, as a worker does: it runs several
-	// connectors in one process.
-	RequireShared bool
 }
 
 func (o *LaunchOptions) defaults() {
@@ -101,12 +89,6 @@ func (o *LaunchOptions) defaults() {
 	}
 	if o.LogLinesPerSecond == 0 {
 		o.LogLinesPerSecond = DefaultLogLinesPerSecond
-	}
-	switch {
-	case o.SpinWait == 0:
-		o.SpinWait = wire.DefaultSpinWait
-	case o.SpinWait < 0:
-		o.SpinWait = 0
 	}
 }
 
@@ -143,8 +125,7 @@ type Process struct {
 	conn   *grpc.ClientConn
 	stderr *stderrSink
 	pid    int
-	// data carries the task streams under protocol version 3; nil under
-	// version 1 (they are gRPC streams then).
+	// data carries the task streams (the data channel).
 	data *datachan.Conn
 
 	done      chan struct{}
@@ -177,7 +158,6 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	cmd.Env = []string{
 		wire.EnvMaxMessageBytes + "=" + strconv.Itoa(opts.MaxMessageBytes),
 		wire.EnvLogLevel + "=" + opts.LogLevel,
-		wire.EnvSpinWait + "=" + strconv.FormatInt(opts.SpinWait.Microseconds(), 10),
 	}
 	if opts.GOGC != "" {
 		cmd.Env = append(cmd.Env, "GOGC="+opts.GOGC)
@@ -190,26 +170,21 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 	}
 	setPdeathsig(cmd)
 	setProcessGroup(cmd)
-	// The data channel (protocol version 3): a connected socketpair whose
-	// plugin end only this child inherits, as file descriptor 3.
-	versions := map[int]plugin.PluginSet{wire.ProtocolV1: {wire.PluginName: &wire.GRPCPlugin{}}}
+	// The data channel: a connected socketpair whose plugin end only this
+	// child inherits, as file descriptor 3.
+	versions := map[int]plugin.PluginSet{}
+	for _, v := range ProtocolVersions() {
+		versions[v] = plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
+	}
 	hostEnd, pluginEnd, err := socketpair()
-	switch {
-	case err == nil:
-		defer pluginEnd.Close() // the child has its copy once started
-		cmd.ExtraFiles = []*os.File{pluginEnd}
-		cmd.Env = append(cmd.Env, wire.EnvDataFD+"=3")
-		versions[wire.ProtocolV3] = plugin.PluginSet{wire.PluginName: &wire.GRPCPlugin{}}
-	case errors.Is(err, errors.ErrUnsupported):
-		// No socketpair on this platform: version 1 only.
-	default:
+	if err != nil {
+		// errors.Is(err, errors.ErrUnsupported) off Unix.
 		return nil, fmt.Errorf("launch plugin %s: data channel: %w", m.Name, err)
 	}
-	closeHostEnd := func() {
-		if hostEnd != nil {
-			hostEnd.Close()
-		}
-	}
+	defer pluginEnd.Close() // the child has its copy once started
+	cmd.ExtraFiles = []*os.File{pluginEnd}
+	cmd.Env = append(cmd.Env, wire.EnvDataFD+"=3")
+	closeHostEnd := func() { hostEnd.Close() }
 	limit := newLogLimiter(opts.LogLinesPerSecond)
 	p := &Process{m: m, opts: opts, log: log, cmd: cmd, stderr: newStderrSink(log, opts.Connector, limit, opts.OnLogDropped), done: make(chan struct{})}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
@@ -282,15 +257,11 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		closeHostEnd()
 		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
 	}
-	if p.client.NegotiatedVersion() >= wire.ProtocolV3 {
-		if p.data, err = p.openData(hostEnd); err != nil {
-			p.abort()
-			return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
-		}
-	} else {
-		closeHostEnd() // a version 1 plugin: task streams are gRPC streams
+	if p.data, err = p.openData(hostEnd); err != nil {
+		p.abort()
+		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, err)
 	}
-	if v := p.client.NegotiatedVersion(); opts.RequireShared && v != SharedProtocol {
+	if v := p.client.NegotiatedVersion(); v != SharedProtocol {
 		p.abort()
 		closeHostEnd()
 		return nil, fmt.Errorf("launch plugin %s: %w", m.Name, &ProtocolVersionError{Plugin: m.Name, Versions: []int{v}})
@@ -343,7 +314,7 @@ func (p *Process) openData(f *os.File) (*datachan.Conn, error) {
 	}
 	c, err := datachan.New(nc, datachan.Options{
 		Role: datachan.Host, MaxBody: p.opts.MaxMessageBytes, WriteTimeout: p.opts.CallTimeout,
-		Decode: wire.DecodeForHost, SpinWait: p.opts.SpinWait,
+		Decode: wire.DecodeForHost,
 		OnFail: func(err error) {
 			if errors.Is(err, datachan.ErrProtocol) || errors.Is(err, datachan.ErrTimeout) {
 				p.log.Error("plugin data channel failed; its tasks fail", "error", err)
@@ -377,11 +348,16 @@ func tailNote(tail string) string {
 }
 
 // watch turns the process's exit into Done/Err. go-plugin has no exit
-// callback (hashicorp/go-plugin#92), so it polls Exited. A plugin that
-// died while something it forked still holds its pipes would never count
-// as exited: once a second watch checks the process itself, and kills
-// what is left of its process group when it is gone.
+// callback (hashicorp/go-plugin#92), so it polls Exited; on Linux only
+// once the process has exited (exitNotice, a pidfd in the network poller),
+// so a plugin that lives costs no polling. A plugin that died while
+// something it forked still holds its pipes would never count as exited:
+// once a second watch checks the process itself, and kills what is left
+// of its process group when it is gone.
 func (p *Process) watch() {
+	if exited := exitNotice(p.pid); exited != nil {
+		<-exited
+	}
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	ticks, reaped := 0, false
@@ -406,9 +382,7 @@ func (p *Process) watch() {
 			p.log.Error("plugin process exited unexpectedly", "pid", p.pid, "state", state)
 		}
 		p.mu.Unlock()
-		if p.data != nil {
-			_ = p.data.Close()
-		}
+		_ = p.data.Close()
 		close(p.done)
 		return
 	}
@@ -557,7 +531,7 @@ func (p *Process) spec(ctx context.Context) (Spec, []int, error) {
 	if s.Type != sdk.Source && s.Type != sdk.Sink {
 		return Spec{}, nil, fmt.Errorf("plugin %s: spec: %w: type %q", p.m.Name, ErrProtocol, s.Type)
 	}
-	versions := []int{p.ProtocolVersion()} // a version 1 plugin does not list them
+	versions := []int{p.ProtocolVersion()}
 	if vs := r.GetProtocolVersions(); len(vs) > 0 {
 		versions = versions[:0]
 		for _, v := range vs {

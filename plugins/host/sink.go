@@ -64,12 +64,7 @@ func (p *Process) StartSinkTask(ctx context.Context, s SinkTaskStart) (*SinkTask
 		task:    task{kind: "sink task", name: fmt.Sprintf("%s-%d", s.Connector, s.Task)},
 		credits: make(chan struct{}, maxCredits),
 	}
-	open := func(life context.Context) (sinkStream, error) {
-		if p.data != nil {
-			return wire.OpenSink(life, p.data)
-		}
-		return p.rpc.SinkTask(life)
-	}
+	open := func(life context.Context) (sinkStream, error) { return wire.OpenSink(life, p.data) }
 	start := &pluginpb.SinkStart{Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults}
 	stream, first, err := openTask(ctx, p, &t.task, open, &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Start{Start: start}})
 	if err != nil {
@@ -91,14 +86,14 @@ func (p *Process) StartSinkTask(ctx context.Context, s SinkTaskStart) (*SinkTask
 	default:
 		return nil, t.notStarted(nil, first.Msg)
 	}
-	deliver(stream, t.handle)
+	stream.Handle(t.handle)
 	return t, nil
 }
 
 // handle takes the plugin's messages and the stream's end, one at a time
-// (deliver). It never blocks: under protocol version 2 it runs on the
-// goroutine reading the data channel, which is the one waiting in Put
-// unless another call reads at the time (waitFor).
+// (taskStream.Handle). It never blocks: it runs on the goroutine reading
+// the data channel, which is the one waiting in Put unless another call
+// reads at the time (waitFor).
 func (t *SinkTask) handle(m *pluginpb.SinkResponse, err error) {
 	if t.ended {
 		return
@@ -133,27 +128,13 @@ func (t *SinkTask) handle(m *pluginpb.SinkResponse, err error) {
 
 // await waits for the result of request id, bounded by CallTimeout.
 func (t *SinkTask) await(ctx context.Context, op string, ch chan *pluginpb.SinkResult) (*pluginpb.SinkResult, error) {
-	if t.aw != nil {
-		err := t.waitFor(ctx, op, func() bool { return len(ch) > 0 })
-		select {
-		case r := <-ch:
-			return r, nil
-		default:
-		}
-		return nil, err
-	}
-	timer := time.NewTimer(t.p.opts.CallTimeout)
-	defer timer.Stop()
+	err := t.waitFor(ctx, op, func() bool { return len(ch) > 0 })
 	select {
 	case r := <-ch:
 		return r, nil
-	case <-t.failed:
-		return nil, t.failErr
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-timer.C:
-		return nil, t.timeoutErr(op, "")
+	default:
 	}
+	return nil, err
 }
 
 // call sends one request built with its id and waits for the result.
@@ -226,34 +207,16 @@ func (t *SinkTask) Put(ctx context.Context, records []chain.Raw) (PutResult, err
 		}
 	}
 	// A credit first: the plugin accepts only so many batches ahead.
-	if t.aw != nil {
-		for {
-			select {
-			case <-t.credits:
-				return t.putWithCredit(ctx, records)
-			default:
-			}
-			if err := t.waitFor(ctx, "put: no credit granted", func() bool { return len(t.credits) > 0 }); err != nil {
-				return PutResult{}, err
-			}
+	for {
+		select {
+		case <-t.credits:
+			return t.putWithCredit(ctx, records)
+		default:
+		}
+		if err := t.waitFor(ctx, "put: no credit granted", func() bool { return len(t.credits) > 0 }); err != nil {
+			return PutResult{}, err
 		}
 	}
-	timer := time.NewTimer(t.p.opts.CallTimeout)
-	select {
-	case <-t.credits:
-		timer.Stop()
-	case <-t.failed:
-		timer.Stop()
-		return PutResult{}, t.failErr
-	case <-ctx.Done():
-		timer.Stop()
-		return PutResult{}, ctx.Err()
-	case <-timer.C:
-		err := fmt.Errorf("plugin %s: sink task %s: put: %w: no credit granted within %s (the task's Put hangs?)", t.p.m.Name, t.name, ErrTimeout, t.p.opts.CallTimeout)
-		t.fail(err)
-		return PutResult{}, err
-	}
-	return t.putWithCredit(ctx, records)
 }
 
 // putWithCredit sends a batch for which a credit was taken and waits for
@@ -330,8 +293,7 @@ func (t *SinkTask) Stop(ctx context.Context) error {
 }
 
 // waitFor waits, within the call timeout, until ready reports true or the
-// task fails (protocol version 2): the caller reads the data channel
-// itself while nobody else does (datachan.Conn.Await), so the result or
+// task fails: the caller reads the data channel itself while nobody else does (datachan.Conn.Await), so the result or
 // credit it waits for reaches it without a hand-off between goroutines.
 // It returns nil once ready, the task's failure, ctx's error, or an
 // ErrTimeout error (then the task has failed).

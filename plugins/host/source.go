@@ -86,6 +86,11 @@ type SourceTask struct {
 	held    atomic.Int32 // credits the plugin holds (granted minus batches received)
 	last    atomic.Int64 // unix nanos of the last message from the plugin
 
+	// hang is the hang check (checkHang), armed while the plugin holds
+	// credits (armed).
+	hang  *time.Timer
+	armed atomic.Bool
+
 	commits replies[error]
 
 	spareMu sync.Mutex
@@ -112,12 +117,7 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 		batches: make(chan *SourceBatch, s.Credits),
 		stopped: make(chan struct{}),
 	}
-	open := func(life context.Context) (sourceStream, error) {
-		if p.data != nil {
-			return wire.OpenSource(life, p.data)
-		}
-		return p.rpc.SourceTask(life)
-	}
+	open := func(life context.Context) (sourceStream, error) { return wire.OpenSource(life, p.data) }
 	start := &pluginpb.SourceStart{
 		Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults,
 		Credits: int32(s.Credits), BatchBytes: int64(p.opts.BatchBytes),
@@ -140,14 +140,15 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 	}
 	t.held.Store(int32(s.Credits))
 	t.last.Store(time.Now().UnixNano())
-	deliver(stream, t.handle)
-	go t.watchdog()
+	t.armed.Store(true)
+	t.hang = time.AfterFunc(p.opts.CallTimeout, t.checkHang)
+	stream.Handle(t.handle)
 	return t, nil
 }
 
 // handle takes the plugin's messages and the stream's end, one at a time
-// (deliver). It never blocks: under protocol version 2 it runs on the
-// goroutine reading the data channel, which is the one waiting in Next
+// (taskStream.Handle). It never blocks: it runs on the goroutine reading
+// the data channel, which is the one waiting in Next
 // unless another call reads at the time (awaitBatch).
 func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 	if t.ended {
@@ -175,7 +176,7 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 		if asm.Records == nil {
 			asm.Records = t.takeSpare(int(b.GetCount()))
 		}
-		if t.p.data != nil && len(b.GetRecords()) > 0 {
+		if len(b.GetRecords()) > 0 {
 			asm.bulks = append(asm.bulks, b.GetRecords())
 		}
 		if err := appendBatch(asm, b, &t.dec); err != nil {
@@ -274,30 +275,31 @@ func isJSONObject(b []byte) bool {
 	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'
 }
 
-// watchdog fails the task when the plugin holds poll credits but has sent
-// nothing (not even a heartbeat) for CallTimeout: Poll hangs.
-func (t *SourceTask) watchdog() {
-	every := max(t.p.opts.CallTimeout/4, 10*time.Millisecond)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-t.failed:
-			return
-		case <-t.stopped:
-			return
-		case <-tick.C:
-			if t.held.Load() <= 0 {
-				t.last.Store(time.Now().UnixNano()) // nothing is owed while the plugin has no credits
-				continue
-			}
-			if idle := time.Since(time.Unix(0, t.last.Load())); idle > t.p.opts.CallTimeout {
-				t.fail(fmt.Errorf("plugin %s: source task %s: %w: no batch or heartbeat for %s while polling (Poll hangs?)",
-					t.p.m.Name, t.name, ErrTimeout, idle.Round(time.Millisecond)))
-				return
-			}
-		}
+// checkHang fails the task when the plugin holds poll credits but has
+// sent nothing (not even a heartbeat) for CallTimeout: Poll hangs. It runs
+// on a timer, not a ticker: due CallTimeout after the last message, it
+// re-arms itself from that message, so an idle task costs one timer
+// firing per CallTimeout at most; while the plugin holds no credit
+// nothing is owed and the timer stays off until took grants one.
+func (t *SourceTask) checkHang() {
+	if t.Err() != nil || t.isStopped() {
+		return
 	}
+	if t.held.Load() <= 0 {
+		t.armed.Store(false)
+		// took may have granted a credit before armed was cleared.
+		if t.held.Load() <= 0 || !t.armed.CompareAndSwap(false, true) {
+			return
+		}
+		t.last.Store(time.Now().UnixNano())
+	}
+	idle := time.Since(time.Unix(0, t.last.Load()))
+	if idle > t.p.opts.CallTimeout {
+		t.fail(fmt.Errorf("plugin %s: source task %s: %w: no batch or heartbeat for %s while polling (Poll hangs?)",
+			t.p.m.Name, t.name, ErrTimeout, idle.Round(time.Millisecond)))
+		return
+	}
+	t.hang.Reset(t.p.opts.CallTimeout - idle)
 }
 
 func (t *SourceTask) send(m *pluginpb.SourceRequest) error {
@@ -315,21 +317,10 @@ func (t *SourceTask) Next(ctx context.Context) (*SourceBatch, error) {
 		return t.took(b)
 	default:
 	}
-	if t.aw != nil {
-		return t.awaitBatch(ctx)
-	}
-	select {
-	case b := <-t.batches:
-		return t.took(b)
-	case <-t.failed:
-		return nil, t.failErr
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return t.awaitBatch(ctx)
 }
 
-// awaitBatch is Next's wait under protocol version 2: the caller reads
-// the data channel itself while nobody else does (datachan.Conn.Await),
+// awaitBatch is Next's wait: the caller reads the data channel itself while nobody else does (datachan.Conn.Await),
 // so a batch reaches it without a hand-off between goroutines.
 func (t *SourceTask) awaitBatch(ctx context.Context) (*SourceBatch, error) {
 	done := func() bool { return len(t.batches) > 0 || t.Err() != nil }
@@ -360,6 +351,11 @@ func (t *SourceTask) awaitBatch(ctx context.Context) (*SourceBatch, error) {
 
 func (t *SourceTask) took(b *SourceBatch) (*SourceBatch, error) {
 	t.held.Add(1)
+	if t.armed.CompareAndSwap(false, true) {
+		// The plugin owes a batch again from now on.
+		t.last.Store(time.Now().UnixNano())
+		t.hang.Reset(t.p.opts.CallTimeout)
+	}
 	if err := t.send(&pluginpb.SourceRequest{Msg: &pluginpb.SourceRequest_Credit{Credit: &pluginpb.Credit{N: 1}}}); err != nil {
 		t.fail(t.p.failure("source task "+t.name+": credit", err, false))
 	}
@@ -438,6 +434,7 @@ func (t *SourceTask) Commit(ctx context.Context, offsets []Offset) error {
 // ends the stream. Batches not yet taken with Next are dropped.
 func (t *SourceTask) Stop(ctx context.Context) error {
 	defer t.cancel()
+	defer t.hang.Stop()
 	if err := t.Err(); err != nil {
 		return err
 	}

@@ -11,11 +11,15 @@ import (
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
 
-// taskStream is a task stream as the host sees it: the data channel's
-// (protocol version 2) or a gRPC stream (version 1).
+// taskStream is a task stream as the host sees it: a stream of the data
+// channel (wire.SourceClient, wire.SinkClient).
 type taskStream[Req, Resp any] interface {
 	Send(Req) error
 	Recv() (Resp, error)
+	// Handle hands later messages and the end to h on the goroutine
+	// reading the data channel (h must not block).
+	Handle(h func(Resp, error))
+	awaiter
 }
 
 // task is what sink and source tasks share: who they are, how their stream
@@ -26,9 +30,9 @@ type task struct {
 	name   string // connector-task
 	cancel context.CancelFunc
 
-	// aw is the stream's wait that reads the data channel itself (protocol
-	// version 2; nil for version 1), notify its wake-up: a value whenever
-	// something a caller waits for arrived or the task failed.
+	// aw is the stream's wait that reads the data channel itself, notify
+	// its wake-up: a value whenever something a caller waits for arrived
+	// or the task failed.
 	aw     awaiter
 	notify chan struct{}
 
@@ -56,7 +60,7 @@ func openTask[Req, Resp any](ctx context.Context, p *Process, t *task, open func
 	}
 	t.p, t.cancel = p, cancel
 	t.failed, t.notify = make(chan struct{}), make(chan struct{}, 1)
-	t.aw, _ = stream.(awaiter)
+	t.aw = stream
 	if err := stream.Send(start); err != nil {
 		cancel()
 		return nil, zero, p.failure("start "+t.kind, err, false)
@@ -108,9 +112,7 @@ func (t *task) fail(err error) {
 		t.failErr = err
 		close(t.failed)
 		signal(t.notify)
-		if t.p.data != nil {
-			t.p.data.Interrupt() // a call reading the channel returns
-		}
+		t.p.data.Interrupt() // a call reading the channel returns
 		t.cancel()
 		if !t.p.isClosing() {
 			t.p.log.Error(t.kind+" failed", "task", t.name, "error", err)
@@ -173,26 +175,6 @@ func (r *replies[T]) deliver(id uint64, v T) bool {
 }
 
 var errRecvTimeout = errors.New("no reply")
-
-// deliver hands a task stream's messages, then its end, to h one at a
-// time: on the data channel's reading goroutine (protocol version 2; h
-// must not block), or from a goroutine of its own waiting in Recv (gRPC
-// streams).
-func deliver[M any](s interface{ Recv() (M, error) }, h func(M, error)) {
-	if hs, ok := s.(interface{ Handle(func(M, error)) }); ok {
-		hs.Handle(h)
-		return
-	}
-	go func() {
-		for {
-			m, err := s.Recv()
-			h(m, err)
-			if err != nil {
-				return
-			}
-		}
-	}()
-}
 
 // recvWithin receives one message, bounded by d and ctx. On timeout the
 // caller must cancel the stream (the receive goroutine ends then).

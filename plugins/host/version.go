@@ -7,15 +7,14 @@ import (
 )
 
 // ProtocolVersions lists the plugin protocol versions this host speaks;
-// go-plugin negotiates the highest one both sides know. Version 3 (the
-// task streams on a socketpair data channel, any number of connector
-// instances per process) needs socketpair, which every Unix has.
-// `connectd version` prints them.
-func ProtocolVersions() []int { return []int{wire.ProtocolV1, wire.ProtocolV3} }
+// go-plugin negotiates the highest one both sides know. There is one:
+// version 3, the task streams on a socketpair data channel (which every
+// Unix has; elsewhere Launch fails) and any number of connector instances
+// per process. `connectd version` prints them.
+func ProtocolVersions() []int { return []int{wire.ProtocolV3} }
 
 // SharedProtocol is the protocol version a plugin process must speak to
-// host several connector instances: what a worker requires
-// (LaunchOptions.RequireShared, InstallOptions.RequireShared).
+// host several connector instances: the one version this host speaks.
 const SharedProtocol = wire.ProtocolV3
 
 // ProtocolVersionError: a plugin does not speak SharedProtocol. It wraps

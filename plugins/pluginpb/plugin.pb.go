@@ -4,12 +4,9 @@
 // VersionedPlugins (PLUGIN_PROTOCOL_VERSIONS): both sides list the versions
 // they speak and go-plugin picks the highest common one.
 //
-// Version 1: every call and task stream is on this gRPC service (over
-// go-plugin's AutoMTLS connection).
-//
-// Version 2: the control calls stay on this service; the task streams
-// (SourceTask, SinkTask) carry the same SourceRequest/SourceResponse and
-// SinkRequest/SinkResponse messages over the data channel instead, a
+// Version 2: the control calls are this gRPC service (over go-plugin's
+// AutoMTLS connection); the task streams carry SourceRequest/SourceResponse
+// and SinkRequest/SinkResponse messages over the data channel, a
 // socketpair the host creates and only the plugin process inherits (file
 // descriptor in CONNECTD_PLUGIN_DATA_FD). Its framing is documented in
 // plugins/internal/datachan; the packed records of a batch or put travel
@@ -141,8 +138,7 @@ type SpecResponse struct {
 	DefinesTransactionBoundaries bool                   `protobuf:"varint,6,opt,name=defines_transaction_boundaries,json=definesTransactionBoundaries,proto3" json:"defines_transaction_boundaries,omitempty"`
 	ExactlyOnce                  bool                   `protobuf:"varint,7,opt,name=exactly_once,json=exactlyOnce,proto3" json:"exactly_once,omitempty"`
 	SdkVersion                   string                 `protobuf:"bytes,8,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"` // connectd module version the plugin was built with
-	// Every protocol version the plugin speaks (unset by plugins that speak
-	// version 1 only).
+	// Every protocol version the plugin speaks.
 	ProtocolVersions []int32 `protobuf:"varint,9,rep,packed,name=protocol_versions,json=protocolVersions,proto3" json:"protocol_versions,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
@@ -3095,17 +3091,14 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\bBoundary\x12\x11\n" +
 	"\rBOUNDARY_NONE\x10\x00\x12\x19\n" +
 	"\x15BOUNDARY_COMMIT_AFTER\x10\x01\x12\x18\n" +
-	"\x14BOUNDARY_ABORT_AFTER\x10\x022\xbb\x06\n" +
+	"\x14BOUNDARY_ABORT_AFTER\x10\x022\x8f\x05\n" +
 	"\x06Plugin\x12I\n" +
 	"\x04Spec\x12\x1f.connectd.plugin.v1.SpecRequest\x1a .connectd.plugin.v1.SpecResponse\x12U\n" +
 	"\bValidate\x12#.connectd.plugin.v1.ValidateRequest\x1a$.connectd.plugin.v1.ValidateResponse\x12g\n" +
 	"\x0eStartConnector\x12).connectd.plugin.v1.StartConnectorRequest\x1a*.connectd.plugin.v1.StartConnectorResponse\x12^\n" +
 	"\vTaskConfigs\x12&.connectd.plugin.v1.TaskConfigsRequest\x1a'.connectd.plugin.v1.TaskConfigsResponse\x12c\n" +
 	"\x0fConnectorEvents\x12*.connectd.plugin.v1.ConnectorEventsRequest\x1a\".connectd.plugin.v1.ConnectorEvent0\x01\x12d\n" +
-	"\rStopConnector\x12(.connectd.plugin.v1.StopConnectorRequest\x1a).connectd.plugin.v1.StopConnectorResponse\x12W\n" +
-	"\n" +
-	"SourceTask\x12!.connectd.plugin.v1.SourceRequest\x1a\".connectd.plugin.v1.SourceResponse(\x010\x01\x12Q\n" +
-	"\bSinkTask\x12\x1f.connectd.plugin.v1.SinkRequest\x1a .connectd.plugin.v1.SinkResponse(\x010\x01\x12O\n" +
+	"\rStopConnector\x12(.connectd.plugin.v1.StopConnectorRequest\x1a).connectd.plugin.v1.StopConnectorResponse\x12O\n" +
 	"\x06Gather\x12!.connectd.plugin.v1.GatherRequest\x1a\".connectd.plugin.v1.GatherResponseB/Z-github.com/connectd/connectd/plugins/pluginpbb\x06proto3"
 
 var (
@@ -3229,20 +3222,16 @@ var file_plugins_pluginpb_plugin_proto_depIdxs = []int32{
 	10, // 50: connectd.plugin.v1.Plugin.TaskConfigs:input_type -> connectd.plugin.v1.TaskConfigsRequest
 	13, // 51: connectd.plugin.v1.Plugin.ConnectorEvents:input_type -> connectd.plugin.v1.ConnectorEventsRequest
 	15, // 52: connectd.plugin.v1.Plugin.StopConnector:input_type -> connectd.plugin.v1.StopConnectorRequest
-	23, // 53: connectd.plugin.v1.Plugin.SourceTask:input_type -> connectd.plugin.v1.SourceRequest
-	30, // 54: connectd.plugin.v1.Plugin.SinkTask:input_type -> connectd.plugin.v1.SinkRequest
-	40, // 55: connectd.plugin.v1.Plugin.Gather:input_type -> connectd.plugin.v1.GatherRequest
-	2,  // 56: connectd.plugin.v1.Plugin.Spec:output_type -> connectd.plugin.v1.SpecResponse
-	5,  // 57: connectd.plugin.v1.Plugin.Validate:output_type -> connectd.plugin.v1.ValidateResponse
-	9,  // 58: connectd.plugin.v1.Plugin.StartConnector:output_type -> connectd.plugin.v1.StartConnectorResponse
-	11, // 59: connectd.plugin.v1.Plugin.TaskConfigs:output_type -> connectd.plugin.v1.TaskConfigsResponse
-	14, // 60: connectd.plugin.v1.Plugin.ConnectorEvents:output_type -> connectd.plugin.v1.ConnectorEvent
-	16, // 61: connectd.plugin.v1.Plugin.StopConnector:output_type -> connectd.plugin.v1.StopConnectorResponse
-	27, // 62: connectd.plugin.v1.Plugin.SourceTask:output_type -> connectd.plugin.v1.SourceResponse
-	36, // 63: connectd.plugin.v1.Plugin.SinkTask:output_type -> connectd.plugin.v1.SinkResponse
-	41, // 64: connectd.plugin.v1.Plugin.Gather:output_type -> connectd.plugin.v1.GatherResponse
-	56, // [56:65] is the sub-list for method output_type
-	47, // [47:56] is the sub-list for method input_type
+	40, // 53: connectd.plugin.v1.Plugin.Gather:input_type -> connectd.plugin.v1.GatherRequest
+	2,  // 54: connectd.plugin.v1.Plugin.Spec:output_type -> connectd.plugin.v1.SpecResponse
+	5,  // 55: connectd.plugin.v1.Plugin.Validate:output_type -> connectd.plugin.v1.ValidateResponse
+	9,  // 56: connectd.plugin.v1.Plugin.StartConnector:output_type -> connectd.plugin.v1.StartConnectorResponse
+	11, // 57: connectd.plugin.v1.Plugin.TaskConfigs:output_type -> connectd.plugin.v1.TaskConfigsResponse
+	14, // 58: connectd.plugin.v1.Plugin.ConnectorEvents:output_type -> connectd.plugin.v1.ConnectorEvent
+	16, // 59: connectd.plugin.v1.Plugin.StopConnector:output_type -> connectd.plugin.v1.StopConnectorResponse
+	41, // 60: connectd.plugin.v1.Plugin.Gather:output_type -> connectd.plugin.v1.GatherResponse
+	54, // [54:61] is the sub-list for method output_type
+	47, // [47:54] is the sub-list for method input_type
 	47, // [47:47] is the sub-list for extension type_name
 	47, // [47:47] is the sub-list for extension extendee
 	0,  // [0:47] is the sub-list for field type_name

@@ -4,12 +4,9 @@
 // VersionedPlugins (PLUGIN_PROTOCOL_VERSIONS): both sides list the versions
 // they speak and go-plugin picks the highest common one.
 //
-// Version 1: every call and task stream is on this gRPC service (over
-// go-plugin's AutoMTLS connection).
-//
-// Version 2: the control calls stay on this service; the task streams
-// (SourceTask, SinkTask) carry the same SourceRequest/SourceResponse and
-// SinkRequest/SinkResponse messages over the data channel instead, a
+// Version 2: the control calls are this gRPC service (over go-plugin's
+// AutoMTLS connection); the task streams carry SourceRequest/SourceResponse
+// and SinkRequest/SinkResponse messages over the data channel, a
 // socketpair the host creates and only the plugin process inherits (file
 // descriptor in CONNECTD_PLUGIN_DATA_FD). Its framing is documented in
 // plugins/internal/datachan; the packed records of a batch or put travel
@@ -49,8 +46,6 @@ const (
 	Plugin_TaskConfigs_FullMethodName     = "/connectd.plugin.v1.Plugin/TaskConfigs"
 	Plugin_ConnectorEvents_FullMethodName = "/connectd.plugin.v1.Plugin/ConnectorEvents"
 	Plugin_StopConnector_FullMethodName   = "/connectd.plugin.v1.Plugin/StopConnector"
-	Plugin_SourceTask_FullMethodName      = "/connectd.plugin.v1.Plugin/SourceTask"
-	Plugin_SinkTask_FullMethodName        = "/connectd.plugin.v1.Plugin/SinkTask"
 	Plugin_Gather_FullMethodName          = "/connectd.plugin.v1.Plugin/Gather"
 )
 
@@ -72,16 +67,6 @@ type PluginClient interface {
 	// running connector until it stops.
 	ConnectorEvents(ctx context.Context, in *ConnectorEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ConnectorEvent], error)
 	StopConnector(ctx context.Context, in *StopConnectorRequest, opts ...grpc.CallOption) (*StopConnectorResponse, error)
-	// SourceTask runs one source task for the life of the stream. The first
-	// request must be start. The plugin polls only while it holds credits;
-	// every poll result is sent as one or more batch messages split by the
-	// byte budget, the last one flagged final.
-	SourceTask(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SourceRequest, SourceResponse], error)
-	// SinkTask runs one sink task for the life of the stream. The first
-	// request must be start; the plugin answers started with its initial
-	// credits (put batches it accepts ahead) and grants one more credit each
-	// time it takes a queued batch.
-	SinkTask(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SinkRequest, SinkResponse], error)
 	// Gather returns the plugin-side metrics of every running task, labelled
 	// with connector and task.
 	Gather(ctx context.Context, in *GatherRequest, opts ...grpc.CallOption) (*GatherResponse, error)
@@ -164,32 +149,6 @@ func (c *pluginClient) StopConnector(ctx context.Context, in *StopConnectorReque
 	return out, nil
 }
 
-func (c *pluginClient) SourceTask(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SourceRequest, SourceResponse], error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[1], Plugin_SourceTask_FullMethodName, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	x := &grpc.GenericClientStream[SourceRequest, SourceResponse]{ClientStream: stream}
-	return x, nil
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Plugin_SourceTaskClient = grpc.BidiStreamingClient[SourceRequest, SourceResponse]
-
-func (c *pluginClient) SinkTask(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SinkRequest, SinkResponse], error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[2], Plugin_SinkTask_FullMethodName, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	x := &grpc.GenericClientStream[SinkRequest, SinkResponse]{ClientStream: stream}
-	return x, nil
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Plugin_SinkTaskClient = grpc.BidiStreamingClient[SinkRequest, SinkResponse]
-
 func (c *pluginClient) Gather(ctx context.Context, in *GatherRequest, opts ...grpc.CallOption) (*GatherResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GatherResponse)
@@ -218,16 +177,6 @@ type PluginServer interface {
 	// running connector until it stops.
 	ConnectorEvents(*ConnectorEventsRequest, grpc.ServerStreamingServer[ConnectorEvent]) error
 	StopConnector(context.Context, *StopConnectorRequest) (*StopConnectorResponse, error)
-	// SourceTask runs one source task for the life of the stream. The first
-	// request must be start. The plugin polls only while it holds credits;
-	// every poll result is sent as one or more batch messages split by the
-	// byte budget, the last one flagged final.
-	SourceTask(grpc.BidiStreamingServer[SourceRequest, SourceResponse]) error
-	// SinkTask runs one sink task for the life of the stream. The first
-	// request must be start; the plugin answers started with its initial
-	// credits (put batches it accepts ahead) and grants one more credit each
-	// time it takes a queued batch.
-	SinkTask(grpc.BidiStreamingServer[SinkRequest, SinkResponse]) error
 	// Gather returns the plugin-side metrics of every running task, labelled
 	// with connector and task.
 	Gather(context.Context, *GatherRequest) (*GatherResponse, error)
@@ -258,12 +207,6 @@ func (UnimplementedPluginServer) ConnectorEvents(*ConnectorEventsRequest, grpc.S
 }
 func (UnimplementedPluginServer) StopConnector(context.Context, *StopConnectorRequest) (*StopConnectorResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method StopConnector not implemented")
-}
-func (UnimplementedPluginServer) SourceTask(grpc.BidiStreamingServer[SourceRequest, SourceResponse]) error {
-	return status.Errorf(codes.Unimplemented, "method SourceTask not implemented")
-}
-func (UnimplementedPluginServer) SinkTask(grpc.BidiStreamingServer[SinkRequest, SinkResponse]) error {
-	return status.Errorf(codes.Unimplemented, "method SinkTask not implemented")
 }
 func (UnimplementedPluginServer) Gather(context.Context, *GatherRequest) (*GatherResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Gather not implemented")
@@ -390,20 +333,6 @@ func _Plugin_StopConnector_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Plugin_SourceTask_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(PluginServer).SourceTask(&grpc.GenericServerStream[SourceRequest, SourceResponse]{ServerStream: stream})
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Plugin_SourceTaskServer = grpc.BidiStreamingServer[SourceRequest, SourceResponse]
-
-func _Plugin_SinkTask_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(PluginServer).SinkTask(&grpc.GenericServerStream[SinkRequest, SinkResponse]{ServerStream: stream})
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Plugin_SinkTaskServer = grpc.BidiStreamingServer[SinkRequest, SinkResponse]
-
 func _Plugin_Gather_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GatherRequest)
 	if err := dec(in); err != nil {
@@ -459,18 +388,6 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "ConnectorEvents",
 			Handler:       _Plugin_ConnectorEvents_Handler,
 			ServerStreams: true,
-		},
-		{
-			StreamName:    "SourceTask",
-			Handler:       _Plugin_SourceTask_Handler,
-			ServerStreams: true,
-			ClientStreams: true,
-		},
-		{
-			StreamName:    "SinkTask",
-			Handler:       _Plugin_SinkTask_Handler,
-			ServerStreams: true,
-			ClientStreams: true,
 		},
 	},
 	Metadata: "plugins/pluginpb/plugin.proto",

@@ -1,20 +1,15 @@
 package checkpoint
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +18,7 @@ import (
 	"github.com/connectd/connectd/connectors/kafka/mirrorformat"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/mirrortest"
+	"github.com/connectd/connectd/internal/proctest"
 	"github.com/connectd/connectd/plugins/host"
 	"github.com/connectd/connectd/plugins/plugintest"
 )
@@ -120,87 +116,13 @@ func (e *env) configure(pollMax int) {
 	})
 }
 
-type proc struct {
-	cmd   *exec.Cmd
-	lines chan string
-	done  chan struct{}
-	mu    sync.Mutex
-	log   bytes.Buffer
-}
+type proc = proctest.Proc
 
 func (e *env) start(ws workerSetup) *proc {
 	e.t.Helper()
-	cmd := exec.Command(e.worker, "-bootstrap", e.b, "-group", ws.group, "-offsets-topic", ws.offsets,
+	return proctest.Start(e.t, exec.Command(e.worker, "-bootstrap", e.b, "-group", ws.group, "-offsets-topic", ws.offsets,
 		"-plugins", e.plugins, "-connector", ws.name, "-config", ws.config, "-eos=true",
-		"-backoff", "200ms", "-shutdown-timeout", "10s")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, _ := cmd.StdoutPipe()
-	stderr, _ := cmd.StderrPipe()
-	p := &proc{cmd: cmd, lines: make(chan string, 100000), done: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for _, r := range []io.Reader{stdout, stderr} {
-		wg.Go(func() {
-			sc := bufio.NewScanner(r)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				p.mu.Lock()
-				if p.log.Len() < 4<<20 {
-					p.log.WriteString(sc.Text() + "\n")
-				}
-				p.mu.Unlock()
-				select {
-				case p.lines <- sc.Text():
-				default:
-				}
-			}
-		})
-	}
-	go func() {
-		wg.Wait()
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	e.t.Cleanup(p.kill)
-	return p
-}
-
-func (p *proc) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
-
-func (p *proc) tail() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.log.String()
-	if len(s) > 4000 {
-		s = s[len(s)-4000:]
-	}
-	return s
-}
-
-func (p *proc) waitLine(t *testing.T, timeout time.Duration, subs ...string) {
-	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case line := <-p.lines:
-			ok := true
-			for _, s := range subs {
-				ok = ok && strings.Contains(line, s)
-			}
-			if ok {
-				return
-			}
-		case <-p.done:
-			t.Fatalf("worker exited while waiting for %q:\n%s", subs, p.tail())
-		case <-deadline:
-			t.Fatalf("no line with %q within %v:\n%s", subs, timeout, p.tail())
-		}
-	}
+		"-backoff", "200ms", "-shutdown-timeout", "10s"))
 }
 
 // produce writes perPartition records to every partition, values
@@ -540,7 +462,7 @@ func TestFailoverResumesOnTargetFromSyncedOffsets(t *testing.T) {
 			}
 			cp := e.start(e.cp)
 			repl := e.start(e.repl)
-			repl.waitLine(t, 2*time.Minute, "task repl-", "RUNNING")
+			repl.WaitLine(t, 2*time.Minute, "task repl-", "RUNNING")
 			// The rest arrives while replication runs, and gets killed.
 			produced := make(chan error, 1)
 			go func() { produced <- e.produce(perPartition/2, perPartition/2) }()
@@ -553,14 +475,14 @@ func TestFailoverResumesOnTargetFromSyncedOffsets(t *testing.T) {
 					return n >= threshold, fmt.Sprintf("target end offsets sum to %d, waiting for %d", n, threshold)
 				})
 				time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
-				repl.kill()
+				repl.Kill()
 				n := e.targetEnd()
 				t.Logf("kill %d of the replication worker at %d target offsets (of about %d)", i+1, n, partitions*perPartition)
 				if n >= int64(partitions*perPartition) {
 					t.Fatalf("replication finished before kill %d: the test no longer crashes it mid-flight", i+1)
 				}
 				repl = e.start(e.repl)
-				repl.waitLine(t, 2*time.Minute, "task repl-", "RUNNING")
+				repl.WaitLine(t, 2*time.Minute, "task repl-", "RUNNING")
 			}
 			if err := <-produced; err != nil {
 				t.Fatal(err)
@@ -705,7 +627,7 @@ func TestGroupOffsetSyncRules(t *testing.T) {
 		})
 		e.consumeOnA(group, stop)
 		e.awaitCheckpoint(group, stop[0])
-		cp.waitLine(t, time.Minute, "active on the target", group)
+		cp.WaitLine(t, time.Minute, "active on the target", group)
 		syncRounds()
 		if got := e.targetOffsets(group); len(got) != 0 {
 			t.Fatalf("offsets %v were committed for a group with members on the target", got)
@@ -734,7 +656,7 @@ func TestGroupOffsetSyncRules(t *testing.T) {
 				t.Fatalf("deleting %s: %v", group, r.Error)
 			}
 		}
-		cp.waitLine(t, time.Minute, "consumer group is gone from the source", group)
+		cp.WaitLine(t, time.Minute, "consumer group is gone from the source", group)
 		before := len(e.checkpointRecords(group))
 		// Its offsets on B must not move any more either: move one back
 		// on B and see that it stays.

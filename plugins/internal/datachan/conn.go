@@ -60,12 +60,6 @@ type Options struct {
 	Accept func(kind byte, s *Stream)
 	// OnFail, if set, is called once when the channel fails.
 	OnFail func(error)
-	// SpinWait is how long a goroutine waiting for a message polls the
-	// socket before its thread sleeps (0: never; Linux only, and not on a
-	// single CPU). Waking a sleeping thread can cost more than the peer
-	// takes to answer; an empty poll makes the next waits skip polling
-	// (spin.go).
-	SpinWait time.Duration
 }
 
 // Conn multiplexes the task streams of one plugin process over one
@@ -91,23 +85,14 @@ type Conn struct {
 	raw     *rawSock
 	br      *bufio.Reader
 	fr      *FrameReader
-	hello   bool // the plugin's hello was read (role holder only)
-	inFrame bool // reading inside a frame: deadlines wait (role holder only)
-	// Polling before sleeping (spin.go): spinning is set while a waiter
-	// holds the role; these fields belong to the role holder, except the
-	// atomic counts.
-	spinWait    time.Duration // Options.SpinWait where polling can help
-	spinning    bool
-	spinSkip    int // waits left that do not poll
-	spinMissRun int // consecutive polls that found nothing
-	spinHits    atomic.Uint64
-	spinMisses  atomic.Uint64
-	leads       atomic.Uint64 // times a waiter took the role
-	wanting     atomic.Int32  // waiters that would take the role
-	bgHolds     atomic.Bool   // the channel's goroutine holds the role
-	// quietAgain tells the channel's goroutine that a long read by a
-	// waiter ended (capacity one).
-	quietAgain chan struct{}
+	hello   bool          // the plugin's hello was read (role holder only)
+	inFrame bool          // reading inside a frame: deadlines wait (role holder only)
+	leads   atomic.Uint64 // times a waiter took the role
+	wanting atomic.Int32  // waiters that would take the role
+	bgHolds atomic.Bool   // the channel's goroutine holds the role
+	// released tells the channel's goroutine that a waiter gave the role
+	// back (capacity one).
+	released chan struct{}
 
 	mu        sync.Mutex
 	streams   map[uint32]*Stream
@@ -129,9 +114,8 @@ func New(nc net.Conn, opts Options) (*Conn, error) {
 	c := &Conn{
 		nc: nc, opts: opts, w: newWriter(nc, opts.WriteTimeout),
 		streams: map[uint32]*Stream{}, failed: make(chan struct{}), readerEnd: make(chan struct{}),
-		role: make(chan struct{}, 1), quietAgain: make(chan struct{}, 1),
-		hello:    opts.Role == Plugin, // the plugin expects none
-		spinWait: spinWaitFor(opts.SpinWait),
+		role: make(chan struct{}, 1), released: make(chan struct{}, 1),
+		hello: opts.Role == Plugin, // the plugin expects none
 	}
 	c.raw = newRawSock(nc)
 	c.w.raw = c.raw
@@ -254,11 +238,6 @@ const readBuffer = 4 << 10
 type patientReader struct{ c *Conn }
 
 func (p patientReader) Read(b []byte) (int, error) {
-	if p.c.spinning && !p.c.inFrame {
-		if n, err, ok := p.c.spinRead(b); ok {
-			return n, err
-		}
-	}
 	for {
 		var n int
 		var err error

@@ -51,18 +51,9 @@ func decode(kind byte, meta, bulk []byte) (any, error) {
 
 const testMax = 4 << 20
 
-// testSpin is the tests' Options.SpinWait, as wire.DefaultSpinWait: the
-// waits the tests exercise poll before they sleep, as in production.
-const testSpin = 50 * time.Microsecond
-
 func hostConn(t *testing.T, nc net.Conn, timeout time.Duration) *Conn {
 	t.Helper()
-	return hostConnSpin(t, nc, timeout, testSpin)
-}
-
-func hostConnSpin(t *testing.T, nc net.Conn, timeout, spin time.Duration) *Conn {
-	t.Helper()
-	c, err := New(nc, Options{Role: Host, MaxBody: testMax, WriteTimeout: timeout, Decode: decode, SpinWait: spin})
+	c, err := New(nc, Options{Role: Host, MaxBody: testMax, WriteTimeout: timeout, Decode: decode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +63,7 @@ func hostConnSpin(t *testing.T, nc net.Conn, timeout, spin time.Duration) *Conn 
 
 func pluginConn(t *testing.T, nc net.Conn, accept func(kind byte, s *Stream)) *Conn {
 	t.Helper()
-	c, err := New(nc, Options{Role: Plugin, MaxBody: testMax, WriteTimeout: 10 * time.Second, Decode: decode, Accept: accept, SpinWait: testSpin})
+	c, err := New(nc, Options{Role: Plugin, MaxBody: testMax, WriteTimeout: 10 * time.Second, Decode: decode, Accept: accept})
 	if err != nil {
 		t.Fatal(err)
 	}

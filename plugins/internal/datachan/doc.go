@@ -1,4 +1,4 @@
-// Package datachan is the data channel of plugin protocol version 3: the
+// Package datachan is the data channel of the plugin protocol (version 3): the
 // task streams of one plugin process (source and sink tasks, any number)
 // multiplexed over one connected socketpair that the host creates and
 // only that plugin process inherits.
@@ -32,11 +32,7 @@
 // channel's own goroutine reads only after waiters have left the socket
 // alone for a few milliseconds, so that what arrives unasked for (a
 // stream's end, the peer's failure) is still handled, and gives the role
-// up between two frames as soon as a waiter wants it. A waiter that
-// finds the socket empty polls it for up to Options.SpinWait before its
-// thread sleeps, since waking a sleeping thread costs more than a quick
-// answer takes; polls that come up empty make the next waits skip
-// polling (spin.go). A consumer that never blocks takes messages where
+// up between two frames as soon as a waiter wants it. A consumer that never blocks takes messages where
 // they are read (Handle). On Linux the socket's reads and writes skip the
 // runtime's system call bookkeeping (rawio_linux.go), which would wake
 // the runtime's monitor thread on every round trip.
@@ -44,9 +40,9 @@
 // It must not interpret messages (plugins/internal/wire decodes them) or
 // decide what a failure means for a task (plugins and plugins/host do).
 //
-// Why no TLS: version 1 runs every stream through go-plugin's AutoMTLS
-// gRPC connection, because that connection is a Unix socket with a path
-// that other local processes can try to connect to. The data channel has
+// Why no TLS: the control calls run through go-plugin's AutoMTLS gRPC
+// connection, because that connection is a Unix socket with a path that
+// other local processes can try to connect to. The data channel has
 // no name: socketpair(2) returns two already connected ends, both
 // close-on-exec; the host hands one to exactly one child with
 // exec.Cmd.ExtraFiles and closes its copy, and the plugin duplicates it

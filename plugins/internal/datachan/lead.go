@@ -13,14 +13,11 @@ var ErrAwaitTimeout = errors.New("datachan: await deadline passed")
 // quietTick is how long waiters must have left the socket alone before
 // the channel's own goroutine reads it again: between a waiter's calls (a
 // sink's puts, a source's batches) what arrives unasked for, such as a
-// stream's end, waits about two ticks in the socket at most. While one
-// waiter holds the role for long (a slow call; it reads everything that
-// arrives meanwhile) the ticks grow to maxQuietTick, so that a slow call
-// costs no wake-ups every 2 ms; when it ends they start again from 2 ms.
-const (
-	quietTick    = 2 * time.Millisecond
-	maxQuietTick = 64 * time.Millisecond
-)
+// stream's end, waits about a tick in the socket at most. While a waiter
+// holds the role (it reads everything that arrives meanwhile) the
+// channel's goroutine sleeps until the role is given back, so a long wait,
+// such as an idle source's, costs it no wake-ups.
+const quietTick = 2 * time.Millisecond
 
 // aLongTimeAgo is a read deadline that has passed: setting it wakes the
 // role holder from its read.
@@ -45,7 +42,12 @@ func (c *Conn) Await(ctx context.Context, deadline time.Time, done func() bool, 
 		return nil
 	}
 	c.wanting.Add(1)
-	defer c.wanting.Add(-1)
+	defer func() {
+		c.wanting.Add(-1)
+		// A waiter that leaves without having read (its condition came
+		// true otherwise) still lets the channel's goroutine look again.
+		c.signalReleased()
+	}()
 	var timeout <-chan time.Time
 	for !done() {
 		select {
@@ -97,18 +99,10 @@ func (c *Conn) Interrupt() { c.kick() }
 // role back.
 func (c *Conn) lead(ctx context.Context, deadline time.Time, done func() bool) error {
 	c.leads.Add(1)
-	start := time.Now()
 	defer func() {
 		_ = c.nc.SetReadDeadline(time.Time{})
 		c.role <- struct{}{}
-		if time.Since(start) > quietTick {
-			// The channel's goroutine may have slowed its ticks during
-			// this long read: have it look again soon.
-			select {
-			case c.quietAgain <- struct{}{}:
-			default:
-			}
-		}
+		c.signalReleased()
 	}()
 	if !deadline.IsZero() {
 		_ = c.nc.SetReadDeadline(deadline)
@@ -117,10 +111,6 @@ func (c *Conn) lead(ctx context.Context, deadline time.Time, done func() bool) e
 		stop := context.AfterFunc(ctx, c.kick)
 		defer stop()
 	}
-	// A waiter polls before it sleeps; the channel's goroutine, which
-	// reads when nobody waits, never does.
-	c.spinning = true
-	defer func() { c.spinning = false }()
 	for !done() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -185,39 +175,41 @@ func (c *Conn) readIdle() error {
 	return nil
 }
 
-// awaitQuiet returns true holding the role once no waiter has taken it
-// for a whole tick, false when the channel failed. While one waiter keeps
-// the role for long (a slow call) the ticks grow, up to maxQuietTick, and
-// start again from quietTick when that waiter is done (quietAgain).
+// signalReleased tells the channel's goroutine that the role may be free:
+// it takes it once it stays free for a tick.
+func (c *Conn) signalReleased() {
+	select {
+	case c.released <- struct{}{}:
+	default:
+	}
+}
+
+// awaitQuiet returns true holding the role once a waiter gave it back and
+// none took it again for a tick, false when the channel failed. It sleeps
+// until a waiter gives the role back (released): no ticks while a waiter
+// reads.
 func (c *Conn) awaitQuiet() bool {
-	tick := quietTick
-	t := time.NewTimer(tick)
+	t := time.NewTimer(quietTick)
 	defer t.Stop()
-	seen := c.leads.Load()
 	for {
 		select {
 		case <-c.failed:
 			return false
-		case <-c.quietAgain:
-			tick = quietTick
-			t.Reset(tick) // no stale tick is received after Reset (Go ≥ 1.23)
-			continue
+		case <-c.released:
+		}
+		t.Reset(quietTick) // no stale tick is received after Reset (Go ≥ 1.23)
+		select {
+		case <-c.failed:
+			return false
 		case <-t.C:
 		}
-		n := c.leads.Load()
-		switch {
-		case n != seen:
-			tick = quietTick
-		case c.wanting.Load() == 0:
-			select {
-			case <-c.role:
-				return true
-			default: // a waiter came and took the role since wanting was read
-			}
-		default:
-			tick = min(2*tick, maxQuietTick)
+		if c.wanting.Load() != 0 {
+			continue // a waiter wants it: it gives the role back later
 		}
-		seen = n
-		t.Reset(tick)
+		select {
+		case <-c.role:
+			return true
+		default: // a waiter holds the role: it gives it back later
+		}
 	}
 }

@@ -67,34 +67,6 @@ func (s *rawSock) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// tryRead reads once without waiting; again reports that the socket had
-// nothing to read. A passed read deadline is returned as the error, as
-// Read returns it.
-func (s *rawSock) tryRead(p []byte) (n int, again bool, err error) {
-	var errno syscall.Errno
-	rerr := s.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if e == syscall.EINTR {
-				continue
-			}
-			n, errno = int(r), e
-			return true // never wait for the poller
-		}
-	})
-	switch {
-	case rerr != nil:
-		return 0, false, rerr
-	case errno == syscall.EAGAIN:
-		return 0, true, nil
-	case errno != 0:
-		return 0, false, os.NewSyscallError("read", errno)
-	case n == 0:
-		return 0, false, io.EOF
-	}
-	return n, false, nil
-}
-
 // maxIovecs bounds the parts of one writev (the kernel allows 1024).
 const maxIovecs = 64
 

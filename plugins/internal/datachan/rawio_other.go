@@ -12,5 +12,3 @@ func newRawSock(net.Conn) *rawSock { return nil }
 func (*rawSock) Read([]byte) (int, error) { panic("datachan: rawSock used off Linux") }
 
 func (*rawSock) writev([][]byte) error { panic("datachan: rawSock used off Linux") }
-
-func (*rawSock) tryRead([]byte) (int, bool, error) { panic("datachan: rawSock used off Linux") }

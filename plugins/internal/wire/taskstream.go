@@ -13,14 +13,14 @@ import (
 	"github.com/connectd/connectd/plugins/pluginpb"
 )
 
-// Task stream kinds on the data channel (protocol version 2).
+// Task stream kinds on the data channel.
 const (
 	KindSource byte = 1
 	KindSink   byte = 2
 )
 
-// On the data channel a task stream carries the same messages as the
-// version 1 gRPC streams (SourceRequest, SourceResponse, SinkRequest,
+// On the data channel a task stream carries the task messages of
+// plugins/pluginpb (SourceRequest, SourceResponse, SinkRequest,
 // SinkResponse), one per frame, protobuf in the frame's meta. The packed
 // records of a SourceBatch or SinkPut travel as the frame's bulk instead of
 // inside the protobuf message: the sender writes them from its encoding

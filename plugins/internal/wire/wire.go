@@ -31,17 +31,14 @@ var Handshake = plugin.HandshakeConfig{
 // plugin set.
 const PluginName = "connector"
 
-// Protocol versions. Both use the gRPC service of plugins/pluginpb for the
-// control calls (spec, validate, connectors, metrics, health).
+// Protocol versions. The control calls (spec, validate, connectors,
+// metrics, health) use the gRPC service of plugins/pluginpb.
 const (
-	// ProtocolV1 carries the task streams as gRPC streams too.
-	ProtocolV1 = 1
 	// ProtocolV3 carries the task streams on the data channel: a
 	// socketpair the host creates and only the plugin process inherits
-	// (plugins/internal/datachan), with the same messages; and one process
-	// runs any number of connector instances, by name. (Version 2 had
-	// the same frames but one connector instance per process; hosts
-	// refuse it.)
+	// (plugins/internal/datachan); and one process runs any number of
+	// connector instances, by name. (Versions 1 and 2, gRPC task streams
+	// and one connector instance per process, are gone; hosts refuse them.)
 	ProtocolV3 = 3
 )
 
@@ -54,11 +51,8 @@ const (
 	// EnvLogLevel is the plugin's log level (debug, info, warn, error).
 	EnvLogLevel = "CONNECTD_PLUGIN_LOG_LEVEL"
 	// EnvDataFD is the file descriptor number of the plugin's end of the
-	// data channel (protocol version 3).
+	// data channel.
 	EnvDataFD = "CONNECTD_PLUGIN_DATA_FD"
-	// EnvSpinWait is how long, in microseconds, the plugin's waits on the
-	// data channel poll the socket before sleeping (0: never).
-	EnvSpinWait = "CONNECTD_PLUGIN_SPIN_WAIT_US"
 )
 
 // Limits and defaults shared by both sides.
@@ -85,22 +79,6 @@ const (
 	ConnWindowBytes   = 64 << 20
 	SocketBufferBytes = 1 << 20
 )
-
-// DefaultSpinWait is how long a wait on the data channel polls the socket
-// before its thread sleeps, on both sides (datachan.Options.SpinWait). It
-// covers a plugin's answer to a put of a hundred records; a sleeping
-// thread's wake-up cost 10–25 µs on the 2-core virtual machine the
-// benchmarks ran on (docs/benchmarks.md, "Plugin boundary").
-const DefaultSpinWait = 50 * time.Microsecond
-
-// SpinWaitFromEnv parses EnvSpinWait, falling back to DefaultSpinWait
-// when it is unset or invalid.
-func SpinWaitFromEnv(get func(string) string) time.Duration {
-	if n, err := strconv.Atoi(get(EnvSpinWait)); err == nil && n >= 0 {
-		return time.Duration(n) * time.Microsecond
-	}
-	return DefaultSpinWait
-}
 
 // MaxMessageBytesFromEnv parses EnvMaxMessageBytes, falling back to the
 // default when it is unset or invalid.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
-
+	"github.com/connectd/connectd/bench/internal/benchkit"
 	"github.com/connectd/connectd/connectors/kafka/mirrorformat"
 )
 
@@ -33,7 +33,7 @@ func checkpointGroup(rs *runSpec) string { return "replbench-ckpt-" + rs.runID }
 // commitGroup sets the group's committed offsets on the source cluster (the
 // group has no members: the admin API commits for it).
 func commitGroup(ctx context.Context, bootstrap, group, topic string, offsets []int64) error {
-	a, err := admin(bootstrap)
+	a, err := benchkit.Admin(bootstrap)
 	if err != nil {
 		return err
 	}

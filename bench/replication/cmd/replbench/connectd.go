@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connectd/connectd/bench/internal/benchkit"
 	"github.com/connectd/connectd/framework/rest/client"
 )
 
@@ -67,7 +68,7 @@ func (c *connectdSystem) checkpoints() (bool, string) {
 }
 func (*connectdSystem) finishesByExit() bool { return false }
 
-func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, error) {
+func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*benchkit.Proc, error) {
 	if c.catalog == "" {
 		// One plugin.path per variant: each installs its own plugin build.
 		sub := "plugins"
@@ -90,7 +91,7 @@ func (c *connectdSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, err
 		c.catalog = dir
 	}
 	var err error
-	if c.port, err = freePort(); err != nil {
+	if c.port, err = benchkit.FreePort(); err != nil {
 		return nil, err
 	}
 	props := fmt.Sprintf(`bootstrap.servers=%[1]s
@@ -117,12 +118,12 @@ producer.batch.size=%[6]d
 	if len(c.env) > 0 {
 		cmd.Env = append(os.Environ(), c.env...)
 	}
-	p, err := startProc("connectd-worker", cmd, filepath.Join(rs.dir, "connectd-worker.log"))
+	p, err := benchkit.StartProc("connectd-worker", cmd, filepath.Join(rs.dir, "connectd-worker.log"))
 	if err != nil {
 		return nil, err
 	}
-	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", c.port), 120*time.Second, p); err != nil {
-		p.stop(10 * time.Second)
+	if err := benchkit.WaitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", c.port), 120*time.Second, p); err != nil {
+		p.Stop(10 * time.Second)
 		return nil, err
 	}
 	c.ckptErr = ""
@@ -132,7 +133,7 @@ producer.batch.size=%[6]d
 			logf("%s: checkpoint connector: %v", rs.runID, err)
 		}
 	}
-	return []*proc{p}, nil
+	return []*benchkit.Proc{p}, nil
 }
 
 // startCheckpoints creates KafkaCheckpointSource for the run's group, with
@@ -164,7 +165,7 @@ func (c *connectdSystem) startCheckpoints(ctx context.Context, rs *runSpec) erro
 			delete(cfg, k)
 		}
 	}
-	_, err = postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", c.port), map[string]any{"name": "ckpt", "config": cfg})
+	_, err = benchkit.PostJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", c.port), map[string]any{"name": "ckpt", "config": cfg})
 	return err
 }
 
@@ -187,7 +188,7 @@ func pluginKeys(ctx context.Context, port int, class string) (map[string]bool, e
 	return out, nil
 }
 
-func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error) {
+func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*benchkit.Proc, time.Time, error) {
 	cfg := map[string]string{
 		"connector.class":          "KafkaReplicationSource",
 		"tasks.max":                strconv.Itoa(rs.tasks),
@@ -209,13 +210,13 @@ func (c *connectdSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.
 	for k, v := range c.extra {
 		cfg[k] = v
 	}
-	t0, err := postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", c.port), map[string]any{"name": "repl", "config": cfg})
+	t0, err := benchkit.PostJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", c.port), map[string]any{"name": "repl", "config": cfg})
 	return nil, t0, err
 }
 
 func (c *connectdSystem) cleanup(ctx context.Context, rs *runSpec) {
-	topics, _ := listTopics(rs.targetBootstrap, "connectd-"+rs.runID)
-	_ = deleteTopics(ctx, rs.targetBootstrap, append(topics, c.target(rs))...)
+	topics, _ := benchkit.ListTopics(rs.targetBootstrap, "connectd-"+rs.runID)
+	_ = benchkit.DeleteTopics(ctx, rs.targetBootstrap, append(topics, c.target(rs))...)
 	cleanupCross(ctx, rs, c.target(rs))
 }
 

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/connectd/connectd/bench/internal/benchkit"
 )
 
 // Benchmark records carry their identity: the key is the source partition
@@ -37,64 +37,6 @@ func recordValue(key []byte, size int) []byte {
 		v[i] = byte('a' + i%26)
 	}
 	return v
-}
-
-func admin(bootstrap string) (*ckafka.AdminClient, error) {
-	return ckafka.NewAdminClient(&ckafka.ConfigMap{"bootstrap.servers": bootstrap})
-}
-
-func createTopic(ctx context.Context, bootstrap, topic string, partitions int) error {
-	a, err := admin(bootstrap)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	res, err := a.CreateTopics(ctx, []ckafka.TopicSpecification{{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}})
-	if err != nil {
-		return err
-	}
-	if c := res[0].Error.Code(); c != ckafka.ErrNoError {
-		return fmt.Errorf("create topic %s: %w", topic, res[0].Error)
-	}
-	return nil
-}
-
-func deleteTopics(ctx context.Context, bootstrap string, topics ...string) error {
-	a, err := admin(bootstrap)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	res, err := a.DeleteTopics(ctx, topics)
-	if err != nil {
-		return err
-	}
-	for _, r := range res {
-		if c := r.Error.Code(); c != ckafka.ErrNoError && c != ckafka.ErrUnknownTopicOrPart {
-			return fmt.Errorf("delete topic %s: %w", r.Topic, r.Error)
-		}
-	}
-	return nil
-}
-
-// listTopics returns the topic names starting with prefix.
-func listTopics(bootstrap, prefix string) ([]string, error) {
-	a, err := admin(bootstrap)
-	if err != nil {
-		return nil, err
-	}
-	defer a.Close()
-	md, err := a.GetMetadata(nil, true, 10000)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for t := range md.Topics {
-		if len(t) >= len(prefix) && t[:len(prefix)] == prefix {
-			out = append(out, t)
-		}
-	}
-	return out, nil
 }
 
 // preload writes records records of size bytes, spread evenly over the
@@ -170,7 +112,7 @@ func perPartition(records int64, partitions int) []int64 {
 
 // deleteGroup deletes a consumer group (one that does not exist is fine).
 func deleteGroup(ctx context.Context, bootstrap, group string) error {
-	a, err := admin(bootstrap)
+	a, err := benchkit.Admin(bootstrap)
 	if err != nil {
 		return err
 	}
@@ -185,24 +127,4 @@ func deleteGroup(ctx context.Context, bootstrap, group string) error {
 		}
 	}
 	return nil
-}
-
-// waitTopicGone waits until a deleted topic has left the cluster's
-// metadata, so that creating it again does not fail.
-func waitTopicGone(ctx context.Context, bootstrap, topic string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		names, err := listTopics(bootstrap, topic)
-		if err == nil && !slices.Contains(names, topic) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("topic %s still exists 30s after its deletion", topic)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }

@@ -38,6 +38,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/connectd/connectd/bench/internal/benchkit"
 )
 
 func logf(format string, args ...any) {
@@ -77,7 +79,7 @@ func cmdPreload(ctx context.Context, args []string) error {
 	n := fs.Int64("records", 1000, "records")
 	size := fs.Int("size", 1024, "value size in bytes")
 	_ = fs.Parse(args)
-	if err := createTopic(ctx, *bs, *topic, *parts); err != nil {
+	if err := benchkit.CreateTopic(ctx, *bs, *topic, *parts); err != nil {
 		return err
 	}
 	return preload(ctx, *bs, *topic, *parts, *n, *size, nil)
@@ -186,7 +188,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	for _, ds := range data {
 		source := fmt.Sprintf("bench-src-%d-%s", ds.size, strings.ToLower(stamp))
 		logf("data set: %d records of %d B in %d partitions (%s)", ds.records, ds.size, *parts, source)
-		if err := createTopic(ctx, *bs, source, *parts); err != nil {
+		if err := benchkit.CreateTopic(ctx, *bs, source, *parts); err != nil {
 			return err
 		}
 		if err := preload(ctx, *bs, source, *parts, ds.records, ds.size, nil); err != nil {
@@ -222,7 +224,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			}
 		}
 		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_ = deleteTopics(dctx, *bs, source)
+		_ = benchkit.DeleteTopics(dctx, *bs, source)
 		cancel()
 	}
 	return rep.write()
@@ -294,16 +296,17 @@ func (f systemFlags) connectdSystems(name string) []system {
 
 // waitCopied waits until the target holds the whole data set (or, for a
 // system that finishes by exiting, its process exits) and returns when.
-func waitCopied(ctx context.Context, s system, rs *runSpec, procs []*proc, tail *tailer, timeout time.Duration) (time.Time, error) {
+func waitCopied(ctx context.Context, s system, rs *runSpec, procs []*benchkit.Proc, tail *tailer, timeout time.Duration) (time.Time, error) {
 	watch := newFailureWatch(s)
 	for {
 		for _, p := range procs {
 			select {
-			case <-p.exited:
-				if !s.finishesByExit() || p.err != nil {
-					return time.Time{}, fmt.Errorf("%s exited: %v (log in %s)", p.name, p.err, rs.dir)
+			case <-p.Done():
+				at, err := p.Exit()
+				if !s.finishesByExit() || err != nil {
+					return time.Time{}, fmt.Errorf("%s exited: %v (log in %s)", p.Name, err, rs.dir)
 				}
-				return p.at, nil
+				return at, nil
 			default:
 			}
 		}
@@ -358,23 +361,23 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPids []int, timeou
 		s.cleanup(cctx, rs)
 	}()
 
-	sysSampler := newSampler(100 * time.Millisecond)
-	defer sysSampler.close()
-	var broker *sampler
+	sysSampler := benchkit.NewSampler(100 * time.Millisecond)
+	defer sysSampler.Close()
+	var broker *benchkit.Sampler
 	if pids := slices.DeleteFunc(slices.Clone(brokerPids), func(p int) bool { return p <= 0 }); len(pids) > 0 {
-		broker = newSampler(time.Second, pids...)
-		defer broker.close()
+		broker = benchkit.NewSampler(time.Second, pids...)
+		defer broker.Close()
 	}
-	var procs []*proc
+	var procs []*benchkit.Proc
 	defer func() {
 		for _, p := range procs {
-			p.stop(20 * time.Second)
+			p.Stop(20 * time.Second)
 		}
 	}()
 	if rs.cross {
 		// Before the workers start: MM2 lists topics and groups once at
 		// start-up here (refresh.topics.enabled=false).
-		if err := createTopic(ctx, rs.bootstrap, rs.ckptTopic, 1); err != nil {
+		if err := benchkit.CreateTopic(ctx, rs.bootstrap, rs.ckptTopic, 1); err != nil {
 			return fail(err)
 		}
 		if err := commitGroup(ctx, rs.bootstrap, checkpointGroup(rs), rs.ckptTopic, []int64{0}); err != nil {
@@ -387,7 +390,7 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPids []int, timeou
 	}
 	procs = append(procs, pre...)
 	for _, p := range pre {
-		sysSampler.addRoot(p.pid())
+		sysSampler.AddRoot(p.Pid())
 	}
 	target := rs.target
 	tail, err := newTailer(rs.targetBootstrap, target, rs.partitions, rs.records)
@@ -396,10 +399,10 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPids []int, timeou
 	}
 	defer tail.close()
 
-	cpu0 := sysSampler.snapshot()
+	cpu0 := sysSampler.Snapshot()
 	var bcpu0 map[int]time.Duration
 	if broker != nil {
-		bcpu0 = broker.snapshot()
+		bcpu0 = broker.Snapshot()
 	}
 	started, t0, err := s.start(ctx, rs)
 	if err != nil {
@@ -407,22 +410,22 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPids []int, timeou
 	}
 	procs = append(procs, started...)
 	for _, p := range started {
-		sysSampler.addRoot(p.pid())
+		sysSampler.AddRoot(p.Pid())
 	}
 	t1, err := waitCopied(ctx, s, rs, procs, tail, timeout)
 	if err != nil {
 		return fail(err)
 	}
-	cpu1 := sysSampler.snapshot()
+	cpu1 := sysSampler.Snapshot()
 	for _, p := range procs {
-		if c, ok := p.exitCPU(); ok {
-			cpu1[p.pid()] = max(cpu1[p.pid()], c)
+		if c, ok := p.ExitCPU(); ok {
+			cpu1[p.Pid()] = max(cpu1[p.Pid()], c)
 		}
 	}
 	res.seconds = t1.Sub(t0).Seconds()
-	res.cpuSUT = cpuBetween(cpu0, cpu1).Seconds()
+	res.cpuSUT = benchkit.CPUBetween(cpu0, cpu1).Seconds()
 	if broker != nil {
-		res.cpuBroker = cpuBetween(bcpu0, broker.snapshot()).Seconds()
+		res.cpuBroker = benchkit.CPUBetween(bcpu0, broker.Snapshot()).Seconds()
 	}
 	if rs.cross {
 		// While the processes still run: the copy is complete, so every
@@ -437,15 +440,13 @@ func runOne(ctx context.Context, s system, rs *runSpec, brokerPids []int, timeou
 		}
 	}
 	for _, p := range procs {
-		p.stop(20 * time.Second)
+		p.Stop(20 * time.Second)
 	}
-	sysSampler.mu.Lock()
-	res.peakRSS = sysSampler.peakRSS
+	res.peakRSS = sysSampler.PeakRSS()
 	var parts []string
-	for pid, rss := range sysSampler.peakBy {
-		parts = append(parts, fmt.Sprintf("%s[%d]=%dMB/%.1fs", sysSampler.name[pid], pid, rss>>20, (cpu1[pid]-cpu0[pid]).Seconds()))
+	for pid, pk := range sysSampler.Peaks() {
+		parts = append(parts, fmt.Sprintf("%s[%d]=%dMB/%.1fs", pk.Name, pid, pk.RSS>>20, (cpu1[pid]-cpu0[pid]).Seconds()))
 	}
-	sysSampler.mu.Unlock()
 	res.procs = strings.Join(parts, " ")
 
 	v, err := verify(ctx, rs.targetBootstrap, target, rs.partitions, rs.records, rs.size)

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/connectd/connectd/bench/internal/benchkit"
 )
 
 // runSpec is one copy run: one system, one data set.
@@ -60,137 +55,14 @@ type system interface {
 	target(rs *runSpec) string
 	// prepare does the untimed set-up (start a worker and wait until it
 	// serves) and reports the processes to measure.
-	prepare(ctx context.Context, rs *runSpec) ([]*proc, error)
+	prepare(ctx context.Context, rs *runSpec) ([]*benchkit.Proc, error)
 	// start begins the copy and returns when it did: the clock starts
 	// then.
-	start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error)
+	start(ctx context.Context, rs *runSpec) ([]*benchkit.Proc, time.Time, error)
 	// finishesByExit: the copier exits when done (its exit time is the end).
 	finishesByExit() bool
 	// cleanup removes the run's topics.
 	cleanup(ctx context.Context, rs *runSpec)
-}
-
-// proc is a started process.
-type proc struct {
-	name   string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	at     time.Time // when it exited
-	err    error
-}
-
-func startProc(name string, cmd *exec.Cmd, logPath string) (*proc, error) {
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		p.at = time.Now()
-		f.Close()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
-// exitCPU is the process's exact CPU time once it has exited.
-func (p *proc) exitCPU() (time.Duration, bool) {
-	select {
-	case <-p.exited:
-		st := p.cmd.ProcessState
-		return st.UserTime() + st.SystemTime(), true
-	default:
-		return 0, false
-	}
-}
-
-// stop sends SIGTERM to the process group, then SIGKILL after grace.
-func (p *proc) stop(grace time.Duration) {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
-		<-p.exited
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// waitHTTP waits until url answers 200 or a process exits.
-func waitHTTP(ctx context.Context, url string, timeout time.Duration, procs ...*proc) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		for _, p := range procs {
-			select {
-			case <-p.exited:
-				return fmt.Errorf("%s exited while starting: %v", p.name, p.err)
-			default:
-			}
-		}
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("%s did not answer within %v", url, timeout)
-}
-
-// postJSON posts body, retrying while the worker answers 409 (a rebalance
-// or start-up in progress: Kafka Connect's "retry later"). It returns when
-// the accepted attempt was sent.
-func postJSON(url string, body any) (time.Time, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return time.Time{}, err
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		sent := time.Now()
-		resp, err := http.Post(url, "application/json", bytes.NewReader(b))
-		if err != nil {
-			return sent, err
-		}
-		out, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		switch {
-		case resp.StatusCode/100 == 2:
-			return sent, nil
-		case resp.StatusCode == http.StatusConflict && time.Now().Before(deadline):
-			time.Sleep(250 * time.Millisecond)
-		default:
-			return sent, fmt.Errorf("POST %s: %s: %s", url, resp.Status, out)
-		}
-	}
 }
 
 // ---- raw loop ----
@@ -203,36 +75,36 @@ type rawSystem struct {
 func (rawSystem) name() string              { return "raw-go-loop" }
 func (rawSystem) target(rs *runSpec) string { return rs.source + ".raw" }
 func (rawSystem) finishesByExit() bool      { return true }
-func (r rawSystem) prepare(ctx context.Context, rs *runSpec) ([]*proc, error) {
+func (r rawSystem) prepare(ctx context.Context, rs *runSpec) ([]*benchkit.Proc, error) {
 	if rs.cross {
 		// Its offsets go into the producer's transaction, which needs the
 		// group and the output on one cluster.
 		return nil, fmt.Errorf("the raw loop copies within one cluster only")
 	}
-	return nil, createTopic(ctx, rs.bootstrap, r.target(rs), rs.partitions)
+	return nil, benchkit.CreateTopic(ctx, rs.bootstrap, r.target(rs), rs.partitions)
 }
 
-func (r rawSystem) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error) {
+func (r rawSystem) start(ctx context.Context, rs *runSpec) ([]*benchkit.Proc, time.Time, error) {
 	cmd := exec.Command(r.bin, "-bootstrap", rs.bootstrap, "-source", rs.source, "-target", r.target(rs),
 		"-group", "rawcopy-"+rs.runID, "-transactional-id", "rawcopy-"+rs.runID,
 		"-commit-interval", r.interval.String(), "-expect", strconv.FormatInt(rs.records, 10),
 		"-P", "linger.ms="+strconv.Itoa(rs.lingerMs), "-P", "batch.size="+strconv.Itoa(rs.batchBytes))
 	t0 := time.Now()
-	p, err := startProc("rawcopy", cmd, filepath.Join(rs.dir, "rawcopy.log"))
+	p, err := benchkit.StartProc("rawcopy", cmd, filepath.Join(rs.dir, "rawcopy.log"))
 	if err != nil {
 		return nil, t0, err
 	}
-	return []*proc{p}, t0, nil
+	return []*benchkit.Proc{p}, t0, nil
 }
 
 func (r rawSystem) cleanup(ctx context.Context, rs *runSpec) {
-	_ = deleteTopics(ctx, rs.bootstrap, r.target(rs))
+	_ = benchkit.DeleteTopics(ctx, rs.bootstrap, r.target(rs))
 }
 
 // ---- MirrorMaker 2 ----
 
 type mm2System struct {
-	classpath string // resolved by Maven from bench/replication/mm2/pom.xml
+	classpath string // resolved by Maven from bench/kafkaconnect/pom.xml
 	boundary  string // transaction.boundary: poll (default) or interval
 	interval  time.Duration
 	port      int
@@ -256,9 +128,9 @@ func (*mm2System) target(rs *runSpec) string {
 func (*mm2System) checkpoints() (bool, string) { return true, "" }
 func (*mm2System) finishesByExit() bool        { return false }
 
-func (m *mm2System) prepare(ctx context.Context, rs *runSpec) ([]*proc, error) {
+func (m *mm2System) prepare(ctx context.Context, rs *runSpec) ([]*benchkit.Proc, error) {
 	var err error
-	if m.port, err = freePort(); err != nil {
+	if m.port, err = benchkit.FreePort(); err != nil {
 		return nil, err
 	}
 	props := fmt.Sprintf(`bootstrap.servers=%[1]s
@@ -277,29 +149,8 @@ producer.linger.ms=%[4]d
 producer.batch.size=%[5]d
 producer.max.request.size=%[6]d
 `, rs.targetBootstrap, rs.runID, m.port, rs.lingerMs, rs.batchBytes, max(rs.batchBytes, 1048576)+1024)
-	propsPath := filepath.Join(rs.dir, "mm2-worker.properties")
-	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
-		return nil, err
-	}
-	log4j := "status = error\nrootLogger.level = INFO\nrootLogger.appenderRef.file.ref = FILE\n" +
-		"appender.file.type = File\nappender.file.name = FILE\nappender.file.fileName = " + filepath.Join(rs.dir, "mm2-connect.log") + "\n" +
-		"appender.file.layout.type = PatternLayout\nappender.file.layout.pattern = [%d] %p %m (%c)%n\n"
-	log4jPath := filepath.Join(rs.dir, "mm2-log4j2.properties")
-	if err := os.WriteFile(log4jPath, []byte(log4j), 0o644); err != nil {
-		return nil, err
-	}
-	// The JVM options of Kafka's bin/connect-distributed.sh and
-	// kafka-run-class.sh (heap -Xms256M -Xmx2G, G1 with their tuning).
-	cmd := exec.Command("java", "-Xms256M", "-Xmx2G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-		"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-XX:MaxInlineLevel=15",
-		"-Djava.awt.headless=true", "-Dlog4j2.configurationFile="+log4jPath,
-		"-cp", m.classpath, "org.apache.kafka.connect.cli.ConnectDistributed", propsPath)
-	p, err := startProc("mm2-worker", cmd, filepath.Join(rs.dir, "mm2-stdout.log"))
+	p, err := benchkit.KafkaConnect{Classpath: m.classpath, Dir: rs.dir, Name: "mm2", Props: props, Port: m.port}.Start(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/health", m.port), 180*time.Second, p); err != nil {
-		p.stop(10 * time.Second)
 		return nil, err
 	}
 	if rs.cross {
@@ -327,15 +178,15 @@ producer.max.request.size=%[6]d
 			"checkpoints.topic.replication.factor":  "1",
 			"offset-syncs.topic.replication.factor": "1",
 		}
-		if _, err := postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", m.port), map[string]any{"name": "mm2-checkpoints", "config": cfg}); err != nil {
-			p.stop(10 * time.Second)
+		if _, err := benchkit.PostJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", m.port), map[string]any{"name": "mm2-checkpoints", "config": cfg}); err != nil {
+			p.Stop(10 * time.Second)
 			return nil, err
 		}
 	}
-	return []*proc{p}, nil
+	return []*benchkit.Proc{p}, nil
 }
 
-func (m *mm2System) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time, error) {
+func (m *mm2System) start(ctx context.Context, rs *runSpec) ([]*benchkit.Proc, time.Time, error) {
 	cfg := map[string]string{
 		"connector.class":                       "org.apache.kafka.connect.mirror.MirrorSourceConnector",
 		"tasks.max":                             strconv.Itoa(rs.tasks),
@@ -367,13 +218,13 @@ func (m *mm2System) start(ctx context.Context, rs *runSpec) ([]*proc, time.Time,
 		cfg["transaction.boundary"] = "interval"
 		cfg["transaction.boundary.interval.ms"] = strconv.FormatInt(m.interval.Milliseconds(), 10)
 	}
-	t0, err := postJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", m.port), map[string]any{"name": "mm2-bench", "config": cfg})
+	t0, err := benchkit.PostJSON(fmt.Sprintf("http://127.0.0.1:%d/connectors", m.port), map[string]any{"name": "mm2-bench", "config": cfg})
 	return nil, t0, err
 }
 
 func (m *mm2System) cleanup(ctx context.Context, rs *runSpec) {
-	topics, _ := listTopics(rs.targetBootstrap, "mm2-"+rs.runID)
-	_ = deleteTopics(ctx, rs.targetBootstrap, append(topics, m.target(rs))...)
+	topics, _ := benchkit.ListTopics(rs.targetBootstrap, "mm2-"+rs.runID)
+	_ = benchkit.DeleteTopics(ctx, rs.targetBootstrap, append(topics, m.target(rs))...)
 	cleanupCross(ctx, rs, m.target(rs))
 }
 
@@ -391,12 +242,12 @@ func cleanupCross(ctx context.Context, rs *runSpec, target string) {
 		return
 	}
 	syncs := "mm2-offset-syncs." + rs.targetAlias + ".internal"
-	_ = deleteTopics(ctx, rs.bootstrap, syncs, rs.ckptTopic)
-	_ = deleteTopics(ctx, rs.targetBootstrap, syncs, rs.sourceAlias+"."+rs.ckptTopic)
+	_ = benchkit.DeleteTopics(ctx, rs.bootstrap, syncs, rs.ckptTopic)
+	_ = benchkit.DeleteTopics(ctx, rs.targetBootstrap, syncs, rs.sourceAlias+"."+rs.ckptTopic)
 	for _, bs := range []string{rs.bootstrap, rs.targetBootstrap} {
 		_ = deleteGroup(ctx, bs, checkpointGroup(rs))
 	}
-	if err := waitTopicGone(ctx, rs.targetBootstrap, target); err != nil {
+	if err := benchkit.WaitTopicGone(ctx, rs.targetBootstrap, target); err != nil {
 		logf("%s: %v", rs.runID, err)
 	}
 }

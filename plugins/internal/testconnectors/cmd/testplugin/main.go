@@ -4,12 +4,8 @@
 //	go build -ldflags "-X main.mode=sink" ./plugins/internal/testconnectors/cmd/testplugin
 //
 // modes: source (default), sink, stdout-garbage (prints to stdout before
-// Serve), malformed (answers with bytes that are not protobuf), and the
-// data channel breakers of testconnectors.ServeRogueData (data-nohello,
+// Serve), and the data channel breakers of testconnectors.ServeRogueData (data-nohello,
 // data-oversized, data-badtype, data-badmsg).
-//
-// Built with -X github.com/connectd/connectd/plugins.onlyProtocolV1=true it
-// speaks protocol version 1 only, like a plugin built before version 3.
 package main
 
 import (
@@ -28,8 +24,6 @@ func main() {
 	case "stdout-garbage":
 		fmt.Println("hello from a connector that prints to stdout")
 		plugins.Serve(func() testconnectors.Source { return testconnectors.Source{} })
-	case "malformed":
-		testconnectors.ServeMalformed()
 	case "data-nohello", "data-oversized", "data-badtype", "data-badmsg":
 		testconnectors.ServeRogueData(mode)
 	default:

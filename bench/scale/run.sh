@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# bench/scale/run.sh — the scale benchmark (make bench-scale).
+#
+# N idle source connectors (tasks.max=1) on one worker: connectd with
+# examples/linesource (LinesSource) on an empty file, then Kafka Connect
+# 4.1.1 (connect-distributed, resolved from Maven Central by
+# bench/kafkaconnect/pom.xml) with FileStreamSourceConnector on an empty
+# file, on the same local broker (make kafka-up), each with internal topics
+# of its own. See bench/scale/cmd/scalebench for what is measured.
+#
+#   bench/scale/run.sh [scalebench flags]     e.g. -n 0,10,25 -systems connectd
+#
+# Defaults: -n 0,100,250,500,1000 -systems connectd,kc -reps 1 -window 30s.
+# Environment: BENCH_ARGS (extra flags). Results: bench/out/scale/<time>/
+# (results.json, summary.md, per-pass logs).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo"
+out=bench/out/scale
+bin=$out/bin
+mkdir -p "$bin"
+
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bootstrap=$(bench_bootstrap)
+cp_file=$(kc_classpath "$out")
+
+go build -o "$bin/scalebench" ./bench/scale/cmd/scalebench
+go build -o "$bin/connectd" ./cmd/connectd
+CGO_ENABLED=0 go build -o "$bin/connectd-lines" ./examples/linesource/cmd/connectd-lines
+
+# shellcheck disable=SC2086
+exec "$bin/scalebench" -bootstrap "$bootstrap" -connectd "$bin/connectd" -plugin "$bin/connectd-lines" \
+  -kc-classpath "$cp_file" -out "$out" "$@" ${BENCH_ARGS:-}
