@@ -339,6 +339,5 @@ func (w *Worker) StopConnector(ctx context.Context, name string) error {
 	c.endLife()
 	c.report(StateUnassigned, "")
 	w.forgetIfGone(name)
-	releaseThreads(threadsPerRuntime)
 	return nil
 }

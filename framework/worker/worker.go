@@ -294,7 +294,6 @@ func (w *Worker) stopRuntimes(ctx context.Context, rts []*taskRuntime) {
 	for c := range gone {
 		w.forgetIfGone(c)
 	}
-	releaseThreads(threadsPerRuntime * len(rts))
 }
 
 // forgetIfGone drops the connector's plugin-process series once neither
