@@ -165,7 +165,10 @@ func (w *Worker) launchInto(ctx context.Context, e *procEntry, m host.Manifest, 
 			}
 		}
 		for c := range e.crashed {
-			w.metrics.pluginRestarts.WithLabelValues(c).Inc()
+			// A connector deleted since keeps no series (forgetIfGone).
+			if w.hasWork(c) {
+				w.metrics.pluginRestarts.WithLabelValues(c).Inc()
+			}
 		}
 	}
 	clear(e.crashed)
@@ -209,25 +212,25 @@ func (w *Worker) release(e *procEntry, p *host.Process, connector string) {
 		e.dead = p
 	} else {
 		e.current.Store(nil)
-		if e.isolated == "" && !w.sharedRunning(e.plugin) {
-			// A shared process's drops are labelled by plugin (an
-			// isolated one's by connector, which forgetIfGone drops):
-			// the plugin left with its last user leaves no series.
-			w.metrics.pluginLogDrops.DeleteLabelValues(e.plugin)
-		}
+	}
+	if e.isolated == "" && !w.sharedRunning(e) {
+		// A shared process's drops are labelled by plugin (an isolated
+		// one's by connector, which forgetIfGone drops): the plugin left
+		// with its last user leaves no series.
+		w.metrics.pluginLogDrops.DeleteLabelValues(e.plugin)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_ = p.Close(ctx)
 }
 
-// sharedRunning reports whether a shared process of the plugin class (of
-// any version) is up on this worker.
-func (w *Worker) sharedRunning(plugin string) bool {
+// sharedRunning reports whether another shared process of self's plugin
+// class (another version) is up on this worker.
+func (w *Worker) sharedRunning(self *procEntry) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, e := range w.procs {
-		if e.isolated == "" && e.plugin == plugin && e.current.Load() != nil {
+		if e != self && e.isolated == "" && e.plugin == self.plugin && e.current.Load() != nil {
 			return true
 		}
 	}

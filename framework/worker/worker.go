@@ -300,21 +300,28 @@ func (w *Worker) stopRuntimes(ctx context.Context, rts []*taskRuntime) {
 // its instance nor a task of it runs here any more: a deleted connector
 // leaves no series behind.
 func (w *Worker) forgetIfGone(connector string) {
-	w.mu.Lock()
-	_, here := w.connectors[connector]
-	for id := range w.tasks {
-		if here {
-			break
-		}
-		here = id.Connector == connector
-	}
-	w.mu.Unlock()
-	if here {
+	if w.hasWork(connector) {
 		return
 	}
 	labels := prometheus.Labels{"connector": connector}
 	w.metrics.pluginRestarts.DeletePartialMatch(labels)
 	w.metrics.pluginLogDrops.DeletePartialMatch(labels)
+}
+
+// hasWork reports whether the connector's instance or a task of it runs
+// on this worker.
+func (w *Worker) hasWork(connector string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.connectors[connector]; ok {
+		return true
+	}
+	for id := range w.tasks {
+		if id.Connector == connector {
+			return true
+		}
+	}
+	return false
 }
 
 // SetTargetState pauses or resumes a connector's tasks on this worker (and
