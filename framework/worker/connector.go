@@ -30,6 +30,10 @@ type connectorRuntime struct {
 	state   State
 	conn    *host.Connector
 	release func()
+	// version is the plugin version of the process the running instance
+	// uses: what its status reports, even while a version change leaves
+	// the older process running for others.
+	version string
 	gen     int // bumps on every (re)start; stale event loops stop
 	stopped bool
 	retry   *time.Timer
@@ -152,7 +156,7 @@ func (c *connectorRuntime) launch(ctx context.Context) (err error) {
 		release()
 		return nil
 	}
-	c.conn, c.release = conn, release
+	c.conn, c.release, c.version = conn, release, p.Manifest().Version
 	c.gen++
 	gen := c.gen
 	target := c.target

@@ -312,6 +312,17 @@ func (e *procEntry) connectors() []string {
 // this worker runs ("" when none has been launched): what its status
 // reports.
 func (w *Worker) PluginVersion(connector string) string {
+	w.mu.Lock()
+	c := w.connectors[connector]
+	w.mu.Unlock()
+	if c != nil {
+		c.mu.Lock()
+		v := c.version
+		c.mu.Unlock()
+		if v != "" {
+			return v
+		}
+	}
 	version := ""
 	for _, e := range w.entries() {
 		p := e.current.Load()

@@ -190,13 +190,20 @@ func TestAdmissionLimits(t *testing.T) {
 
 	t.Run("connectors beyond worker.plugin.processes.max are FAILED naming it", func(t *testing.T) {
 		names := []string{"p1", "p2", "p3"}
+		// Connectors of one plugin share a process; each of these asks
+		// for its own, so that the third needs one process more.
+		isolated := func(n string) map[string]string {
+			c := datagen(n, 1)
+			c["plugin.isolation"] = "connector"
+			return c
+		}
 		for _, n := range names[:pluginProcs] {
-			if _, err := cl.Create(ctx, n, datagen(n, 1), ""); err != nil {
+			if _, err := cl.Create(ctx, n, isolated(n), ""); err != nil {
 				t.Fatal(err)
 			}
 			waitState(t, cl, n, "RUNNING", 1, "RUNNING")
 		}
-		if _, err := cl.Create(ctx, "p3", datagen("p3", 1), ""); err != nil {
+		if _, err := cl.Create(ctx, "p3", isolated("p3"), ""); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 60*time.Second, "p3 FAILED naming the limit", func() (bool, string) {
