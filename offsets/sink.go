@@ -9,6 +9,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/kafkaadmin"
 )
 
 // SinkGroup is the consumer group of a sink connector's tasks, whose
@@ -27,6 +28,9 @@ type SinkOffset struct {
 // sorted by topic and partition. A group without commits has none.
 func SinkOffsets(ctx context.Context, admin *kafka.AdminClient, connector string) ([]SinkOffset, error) {
 	group := SinkGroup(connector)
+	if err := kafkaadmin.Reachable(ctx, admin); err != nil {
+		return nil, fmt.Errorf("sink offsets of %q (group %s): %w", connector, group, err)
+	}
 	res, err := admin.ListConsumerGroupOffsets(ctx, []kafka.ConsumerGroupTopicPartitions{{Group: group}},
 		kafka.SetAdminRequireStableOffsets(true))
 	if err != nil {
@@ -73,6 +77,9 @@ func AlterSinkOffsets(ctx context.Context, admin *kafka.AdminClient, connector s
 		return nil
 	}
 	group := SinkGroup(connector)
+	if err := kafkaadmin.Reachable(ctx, admin); err != nil {
+		return fmt.Errorf("sink offsets of %q (group %s): %w", connector, group, err)
+	}
 	req := map[kafka.TopicPartition]kafka.OffsetSpec{}
 	for _, c := range changes {
 		if c.Offset == nil {
@@ -127,6 +134,9 @@ func AlterSinkOffsets(ctx context.Context, admin *kafka.AdminClient, connector s
 // its consumer group, as Kafka Connect does. The group must be empty.
 func ResetSinkOffsets(ctx context.Context, admin *kafka.AdminClient, connector string) error {
 	group := SinkGroup(connector)
+	if err := kafkaadmin.Reachable(ctx, admin); err != nil {
+		return fmt.Errorf("reset sink offsets of %q (group %s): %w", connector, group, err)
+	}
 	res, err := admin.DeleteConsumerGroups(ctx, []string{group})
 	if err != nil {
 		return fmt.Errorf("reset sink offsets of %q (group %s): %w", connector, group, err)

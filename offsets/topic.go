@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/internal/kafkaadmin"
 )
 
 // Problems VerifyTopic reports; a *TopicError wraps one of them.
@@ -138,6 +140,9 @@ func CreateTopic(ctx context.Context, admin *kafka.AdminClient, spec TopicSpec) 
 	}
 	if rf <= 0 {
 		rf = -1
+	}
+	if err := kafkaadmin.Reachable(ctx, admin); err != nil {
+		return fmt.Errorf("offsets topic %q: %w", spec.Name, err)
 	}
 	res, err := admin.CreateTopics(ctx, []kafka.TopicSpecification{{
 		Topic: spec.Name, NumPartitions: parts, ReplicationFactor: rf, Config: cfg,

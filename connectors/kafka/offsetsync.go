@@ -14,6 +14,7 @@ import (
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/kafkaadmin"
 )
 
 // Offset-sync keys of KafkaReplicationSource (MirrorMaker 2's names).
@@ -204,6 +205,9 @@ func (s *syncer) cadence() int64 { return max(1, s.cfg.lagMax-s.budget()) }
 func ensureSyncTopic(ctx context.Context, a *ckafka.AdminClient, topic string, rf int16) error {
 	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, a); err != nil {
+		return fmt.Errorf("offset-syncs topic %s: %w", topic, err)
+	}
 	res, err := a.CreateTopics(ctx, []ckafka.TopicSpecification{{
 		Topic: topic, NumPartitions: 1, ReplicationFactor: int(rf),
 		Config: map[string]string{"cleanup.policy": "compact"},
@@ -235,6 +239,10 @@ func (s *syncer) watermarks(ctx context.Context, due map[topicPartition]*partiti
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, s.admin); err != nil {
+		s.log("sync-watermarks", "cannot read target watermarks; offset syncs wait", "err", err)
+		return nil
+	}
 	res, err := s.admin.ListOffsets(ctx, req, ckafka.SetAdminIsolationLevel(ckafka.IsolationLevelReadUncommitted))
 	if err != nil {
 		s.log("sync-watermarks", "cannot read target watermarks; offset syncs wait", "err", err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/internal/kafkaadmin"
 )
 
 // Topic config sync (sync.topic.configs.enabled), as MirrorMaker 2's
@@ -75,6 +77,9 @@ func describeTopicConfigs(ctx context.Context, a *ckafka.AdminClient, topics []s
 	}
 	ctx, cancel := context.WithTimeout(ctx, configSyncTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, a); err != nil {
+		return nil, fmt.Errorf("describing the configs of %d topics: %w", len(topics), err)
+	}
 	res, err := a.DescribeConfigs(ctx, rs, ckafka.SetAdminRequestTimeout(configSyncTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("describing the configs of %d topics: %w", len(topics), err)
@@ -150,6 +155,9 @@ func syncTopicConfigs(ctx context.Context, a *ckafka.AdminClient, want map[strin
 	}
 	ctx, cancel := context.WithTimeout(ctx, configSyncTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, a); err != nil {
+		return nil, nil, fmt.Errorf("altering the configs of %d target topics: %w", len(rs), err)
+	}
 	res, err := a.IncrementalAlterConfigs(ctx, rs, ckafka.SetAdminRequestTimeout(configSyncTimeout))
 	if err != nil {
 		return nil, nil, fmt.Errorf("altering the configs of %d target topics: %w", len(rs), err)

@@ -18,6 +18,7 @@ import (
 	"github.com/connectd/connectd/framework/logging"
 	"github.com/connectd/connectd/framework/rest/api"
 	"github.com/connectd/connectd/framework/worker"
+	"github.com/connectd/connectd/internal/kafkaadmin"
 )
 
 // The methods in this file are the herder's side of the REST API. Reads
@@ -86,6 +87,9 @@ func (h *Herder) ServerInfo(ctx context.Context) (api.ServerInfo, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if err := kafkaadmin.Reachable(cctx, h.member.Admin()); err != nil {
+		return info, transient(ctx, fmt.Errorf("kafka cluster id: %w", err))
+	}
 	id, err := h.member.Admin().ClusterID(cctx)
 	if err != nil {
 		return info, transient(ctx, fmt.Errorf("kafka cluster id: %w", err))

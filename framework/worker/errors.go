@@ -200,11 +200,15 @@ func printable(b []byte) string {
 // ensureDLQTopic creates the dead-letter topic if it is missing, with one
 // partition like Kafka Connect's.
 func ensureDLQTopic(ctx context.Context, admin *kafka.AdminClient, topic string, rf int16) error {
+	// The metadata request is also the reachability check that keeps
+	// CreateTopics from spinning while no broker answers (package
+	// kafkaadmin): with no answer there is nothing to create yet.
 	md, err := admin.GetMetadata(&topic, false, 10000)
-	if err == nil {
-		if tm, ok := md.Topics[topic]; ok && tm.Error.Code() == kafka.ErrNoError && len(tm.Partitions) > 0 {
-			return nil
-		}
+	if err != nil {
+		return fmt.Errorf("dead-letter topic %s: %w", topic, err)
+	}
+	if tm, ok := md.Topics[topic]; ok && tm.Error.Code() == kafka.ErrNoError && len(tm.Partitions) > 0 {
+		return nil
 	}
 	r := int(rf)
 	if r <= 0 {

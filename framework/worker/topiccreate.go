@@ -16,6 +16,7 @@ import (
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/connconfig"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/kafkaadmin"
 	"github.com/connectd/connectd/plugins/host"
 )
 
@@ -213,6 +214,9 @@ func (c *topicCreator) check(ctx context.Context, topics []string) error {
 func missingTopics(ctx context.Context, admin *kafka.AdminClient, topics []string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, topicCallTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, admin); err != nil {
+		return nil, err
+	}
 	res, err := admin.DescribeTopics(ctx, kafka.NewTopicCollectionOfTopicNames(topics))
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/internal/kafkaadmin"
 )
 
 // ends asks where every partition ends. With retry, an answer that says
@@ -50,6 +52,9 @@ func (r *Reader) ends(ctx context.Context, iso kafka.IsolationLevel, retry bool)
 }
 
 func (r *Reader) queryEnds(ctx context.Context, req map[kafka.TopicPartition]kafka.OffsetSpec, iso kafka.IsolationLevel) (map[int32]int64, error) {
+	if err := kafkaadmin.Reachable(ctx, r.admin); err != nil {
+		return nil, fmt.Errorf("topic %q: end offsets: %w", r.o.Topic, err)
+	}
 	res, err := r.admin.ListOffsets(ctx, req, kafka.SetAdminIsolationLevel(iso))
 	if err != nil {
 		return nil, fmt.Errorf("topic %q: end offsets: %w", r.o.Topic, err)

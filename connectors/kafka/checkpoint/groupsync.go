@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
+
+	"github.com/connectd/connectd/internal/kafkaadmin"
 )
 
 // syncGroupOffsets commits the latest translated offsets to the same groups
@@ -67,6 +69,9 @@ func (t *Task) syncGroup(ctx context.Context, group string) error {
 	})
 	cctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(cctx, t.dst); err != nil {
+		return fmt.Errorf("committing offsets of group %s on the target: %w", group, err)
+	}
 	res, err := t.dst.AlterConsumerGroupOffsets(cctx, []ckafka.ConsumerGroupTopicPartitions{{Group: group, Partitions: parts}})
 	if err != nil {
 		return fmt.Errorf("committing offsets of group %s on the target: %w", group, err)
@@ -86,6 +91,9 @@ func (t *Task) syncGroup(ctx context.Context, group string) error {
 func (t *Task) activeOnTarget(ctx context.Context, group string) (bool, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, t.dst); err != nil {
+		return false, "", fmt.Errorf("describing group %s on the target: %w", group, err)
+	}
 	res, err := t.dst.DescribeConsumerGroups(ctx, []string{group})
 	if err != nil {
 		return false, "", fmt.Errorf("describing group %s on the target: %w", group, err)

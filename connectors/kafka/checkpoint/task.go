@@ -15,6 +15,7 @@ import (
 	"github.com/connectd/connectd/connectors/kafka/replpolicy"
 	"github.com/connectd/connectd/framework/data"
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/kafkaadmin"
 )
 
 // ErrUnreachable is wrapped by the error that fails the task when the
@@ -137,6 +138,9 @@ func newAdmin(bootstrap string, extra map[string]string, clientID string) (*ckaf
 func ensureTopic(ctx context.Context, a *ckafka.AdminClient, topic string, rf int16) error {
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, a); err != nil {
+		return fmt.Errorf("creating %s on the target: %w", topic, err)
+	}
 	res, err := a.CreateTopics(ctx, []ckafka.TopicSpecification{{
 		Topic: topic, NumPartitions: 1, ReplicationFactor: int(rf),
 		Config: map[string]string{"cleanup.policy": "compact"},
@@ -236,6 +240,9 @@ func (t *Task) readSyncs(wait time.Duration) error {
 func (t *Task) refreshGroups(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, t.src); err != nil {
+		return fmt.Errorf("listing consumer groups: %w", err)
+	}
 	res, err := t.src.ListConsumerGroups(ctx)
 	if err != nil {
 		return fmt.Errorf("listing consumer groups: %w", err)
@@ -309,6 +316,9 @@ type committedOffset struct {
 func (t *Task) committed(ctx context.Context, a *ckafka.AdminClient, group string) (map[sourcePartition]committedOffset, error) {
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, a); err != nil {
+		return nil, fmt.Errorf("offsets of group %s: %w", group, err)
+	}
 	res, err := a.ListConsumerGroupOffsets(ctx, []ckafka.ConsumerGroupTopicPartitions{{Group: group}})
 	if err != nil {
 		return nil, fmt.Errorf("offsets of group %s: %w", group, err)

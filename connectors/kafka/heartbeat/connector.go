@@ -12,6 +12,7 @@ import (
 	ckafka "github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/sdk"
+	"github.com/connectd/connectd/internal/kafkaadmin"
 	"github.com/connectd/connectd/internal/kafkalog"
 )
 
@@ -86,6 +87,9 @@ func ensureTopic(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	defer a.Close()
 	spec := ckafka.TopicSpecification{Topic: cfg.Topic, NumPartitions: 1, ReplicationFactor: int(cfg.ReplicationFactor),
 		Config: map[string]string{"cleanup.policy": "compact"}}
+	if err := kafkaadmin.Reachable(ctx, a); err != nil {
+		return sdk.Retriable(fmt.Errorf("creating heartbeats topic %s on target %s: %w", cfg.Topic, cfg.TargetBootstrap, err))
+	}
 	res, err := a.CreateTopics(ctx, []ckafka.TopicSpecification{spec}, ckafka.SetAdminOperationTimeout(createTimeout))
 	if err != nil {
 		return sdk.Retriable(fmt.Errorf("creating heartbeats topic %s on target %s: %w", cfg.Topic, cfg.TargetBootstrap, err))

@@ -26,6 +26,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 
 	"github.com/connectd/connectd/framework/herder/internal/notify"
+	"github.com/connectd/connectd/internal/kafkaadmin"
 	"github.com/connectd/connectd/internal/kafkalog"
 )
 
@@ -294,6 +295,9 @@ func (m *Member) listed() bool {
 func (m *Member) Members(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if err := kafkaadmin.Reachable(ctx, m.admin); err != nil {
+		return nil, fmt.Errorf("describe group %s: %w", m.group, err)
+	}
 	res, err := m.admin.DescribeConsumerGroups(ctx, []string{m.group})
 	if err != nil {
 		return nil, fmt.Errorf("describe group %s: %w", m.group, err)
