@@ -41,12 +41,16 @@ type procEntry struct {
 }
 
 // procKey names the process a connector uses on this worker: its plugin
-// binary's (the manifest's sha256 pins class and version), or its own.
+// binary's, or its own. A binary is its file and the checksum its manifest
+// pins (class and version): two manifests that claim the same checksum for
+// different files never share a process, or a file that no longer matches
+// its manifest would be served by another file's running process instead
+// of being refused at launch.
 func procKey(m host.Manifest, connector, isolation string) string {
 	if isolation == connconfig.IsolationConnector {
 		return "connector\x00" + connector
 	}
-	return "plugin\x00" + m.SHA256
+	return "plugin\x00" + m.Path() + "\x00" + m.SHA256
 }
 
 // isolation is the connector's plugin.isolation, or the worker's default.
