@@ -22,7 +22,6 @@ import (
 	"github.com/connectd/connectd/connectors/aerospike/aerotest"
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/offsets"
-	"github.com/connectd/connectd/plugins/host"
 )
 
 const (
@@ -44,16 +43,8 @@ func newWorkerEnv(t *testing.T) workerEnv {
 	}
 	b := builder
 	catDir := filepath.Join(sharedDir, "plugins")
-	cat, err := host.OpenCatalog(catDir)
-	if err != nil {
+	if err := b.InstallAll(t, catDir, datagenPkg, pluginPkg); err != nil {
 		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for _, pkg := range []string{datagenPkg, pluginPkg} {
-		if _, err := cat.Install(ctx, b.Build(t, pkg)); err != nil {
-			t.Fatalf("install %s: %v", pkg, err)
-		}
 	}
 	return workerEnv{catalog: catDir, worker: b.Build(t, testWorkerPkg)}
 }

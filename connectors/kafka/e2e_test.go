@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/proctest"
-	"github.com/connectd/connectd/plugins/host"
 )
 
 const testWorkerPkg = "github.com/connectd/connectd/framework/worker/internal/testworker"
@@ -44,13 +42,7 @@ func newE2E(t *testing.T, props map[string]string) *e2eEnv {
 	b := builder
 	e.worker = b.Build(t, testWorkerPkg)
 	e.pluginDir = t.TempDir()
-	cat, err := host.OpenCatalog(e.pluginDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if _, err := cat.Install(ctx, b.Build(t, pluginPkg)); err != nil {
+	if err := b.InstallAll(t, e.pluginDir, pluginPkg); err != nil {
 		t.Fatal(err)
 	}
 	e.offsets = kafkatest.Topic(t, kafkatest.Partitions(5), kafkatest.Config("cleanup.policy", "compact"))

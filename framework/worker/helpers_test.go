@@ -56,19 +56,7 @@ func TestMain(m *testing.M) {
 func plugins(t *testing.T) string {
 	t.Helper()
 	catalogOnce.Do(func() {
-		cat, err := host.OpenCatalog(catalogDir)
-		if err != nil {
-			catalogErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, pkg := range []string{datagenPkg, fileSinkPkg, testSourcePkg} {
-			if _, err := cat.Install(ctx, builder.Build(t, pkg)); err != nil {
-				catalogErr = fmt.Errorf("install %s: %w", pkg, err)
-				return
-			}
-		}
+		catalogErr = builder.InstallAll(t, catalogDir, datagenPkg, fileSinkPkg, testSourcePkg)
 	})
 	if catalogErr != nil {
 		t.Fatal(catalogErr)

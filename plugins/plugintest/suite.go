@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os/exec"
 	"slices"
@@ -47,6 +48,31 @@ func Install(t testing.TB, binary string, opts host.LaunchOptions) *Env {
 		opts.Logger = TestLogger(t)
 	}
 	return &Env{Catalog: cat, Manifest: m, Options: opts}
+}
+
+// InstallAll builds the main packages pkgs and installs them into the
+// catalog in dir. Every binary is built before the first install starts
+// and each install has a deadline of its own: on a loaded machine the
+// builds alone can outlast a deadline that also covered them.
+func (b *Builder) InstallAll(t testing.TB, dir string, pkgs ...string) error {
+	t.Helper()
+	cat, err := host.OpenCatalog(dir)
+	if err != nil {
+		return err
+	}
+	bins := make([]string, len(pkgs))
+	for i, pkg := range pkgs {
+		bins[i] = b.Build(t, pkg)
+	}
+	for i, bin := range bins {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := cat.Install(ctx, bin)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("install %s: %w", pkgs[i], err)
+		}
+	}
+	return nil
 }
 
 // Launch starts a process and closes it when the test ends.

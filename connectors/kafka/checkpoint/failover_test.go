@@ -19,7 +19,6 @@ import (
 	"github.com/connectd/connectd/internal/kafkatest"
 	"github.com/connectd/connectd/internal/mirrortest"
 	"github.com/connectd/connectd/internal/proctest"
-	"github.com/connectd/connectd/plugins/host"
 	"github.com/connectd/connectd/plugins/plugintest"
 )
 
@@ -68,16 +67,8 @@ func newEnv(t *testing.T, partitions int) *env {
 	e := &env{t: t, a: kafkatest.A().Bootstrap(t), b: kafkatest.B().Bootstrap(t), partitions: partitions}
 	e.worker = builder.Build(t, testWorkerPkg)
 	e.plugins = t.TempDir()
-	cat, err := host.OpenCatalog(e.plugins)
-	if err != nil {
+	if err := builder.InstallAll(t, e.plugins, replicationPkg, checkpointPkg); err != nil {
 		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for _, pkg := range []string{replicationPkg, checkpointPkg} {
-		if _, err := cat.Install(ctx, builder.Build(t, pkg)); err != nil {
-			t.Fatal(err)
-		}
 	}
 	e.src = kafkatest.A().Topic(t, kafkatest.Partitions(partitions))
 	e.remote = alias + "." + e.src
