@@ -61,10 +61,14 @@ func plugins(t *testing.T) string {
 			catalogErr = err
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
 		for _, pkg := range []string{datagenPkg, fileSinkPkg, testSourcePkg} {
-			if _, err := cat.Install(ctx, builder.Build(t, pkg)); err != nil {
+			// The install's bound starts after the build: on a loaded
+			// machine the builds alone took the minute.
+			bin := builder.Build(t, pkg)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			_, err := cat.Install(ctx, bin)
+			cancel()
+			if err != nil {
 				catalogErr = fmt.Errorf("install %s: %w", pkg, err)
 				return
 			}
@@ -86,18 +90,19 @@ type statusEvent struct {
 	kind, name string
 	state      worker.State
 	trace      string
+	at         time.Time // when the test saw it
 }
 
 func (s *statusLog) ConnectorState(name string, st worker.State, trace string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.events = append(s.events, statusEvent{"connector", name, st, trace})
+	s.events = append(s.events, statusEvent{"connector", name, st, trace, time.Now()})
 }
 
 func (s *statusLog) TaskState(id worker.TaskID, st worker.State, trace string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.events = append(s.events, statusEvent{"task", id.String(), st, trace})
+	s.events = append(s.events, statusEvent{"task", id.String(), st, trace, time.Now()})
 }
 
 // find returns the first task event with state st (after skipping the
