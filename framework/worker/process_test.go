@@ -81,7 +81,7 @@ func (e *env) spawn(name string, props map[string]string, eos bool, args ...stri
 			var trace string
 			_ = json.Unmarshal([]byte(f[3]), &trace)
 			p.status.mu.Lock()
-			p.status.events = append(p.status.events, statusEvent{f[0], f[1], worker.State(f[2]), trace})
+			p.status.events = append(p.status.events, statusEvent{f[0], f[1], worker.State(f[2]), trace, time.Now()})
 			p.status.mu.Unlock()
 		}
 		_ = cmd.Wait()

@@ -32,11 +32,19 @@ type ExitError struct {
 	Code       int    // -1 when killed by a signal
 	State      string // e.g. "signal: killed", "exit status 2"
 	StderrTail string // the last lines the plugin wrote to stderr
+	// DataFailure is why the worker gave up the process's data channel
+	// before it exited, if it did (the plugin broke the protocol or
+	// stopped reading): the plugin exits when its data channel closes, so
+	// its own last words would blame the worker.
+	DataFailure string
 }
 
 func (e *ExitError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plugin %s (pid %d) exited unexpectedly: %s", e.Plugin, e.Pid, e.State)
+	if e.DataFailure != "" {
+		fmt.Fprintf(&b, ", after the worker closed its data channel: %s", e.DataFailure)
+	}
 	if e.StderrTail != "" {
 		b.WriteString("; last stderr lines:\n")
 		b.WriteString(e.StderrTail)

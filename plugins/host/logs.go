@@ -38,6 +38,12 @@ type stderrSink struct {
 	queued   int // bytes in queue
 	draining bool
 
+	// panicHead is the first line of a panic or runtime fatal error
+	// report: it says why the process died, and Tail keeps it once the
+	// stack dump (every goroutine of a shared process, for a fatal error)
+	// has pushed it out of the tail.
+	panicHead []byte
+
 	// Dropped lines not yet reported in a summary line.
 	unreported  int
 	lastSummary time.Time
@@ -94,6 +100,10 @@ func (s *stderrSink) Tail() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
+	if s.panicHead != nil && !slices.ContainsFunc(s.tail, func(l []byte) bool { return bytes.Equal(l, s.panicHead) }) {
+		b.Write(s.panicHead)
+		b.WriteString("\n…\n")
+	}
 	for _, l := range s.tail {
 		b.Write(l)
 		b.WriteByte('\n')
@@ -124,6 +134,9 @@ func (s *stderrSink) line(line []byte) {
 	// A panic or a runtime fatal error, and the stack after it, bypass the
 	// rate limit: they explain the crash that follows.
 	if line[0] != '{' && (bytes.HasPrefix(line, []byte("panic: ")) || bytes.HasPrefix(line, []byte("fatal error: "))) {
+		if !s.inPanic {
+			s.panicHead = bytes.Clone(keep)
+		}
 		s.inPanic = true
 	}
 	if !(s.inPanic && line[0] != '{') && !s.limit.allow() {
@@ -283,15 +296,26 @@ func slogLevel(hclog string) slog.Level {
 
 // stdoutSink logs what a plugin writes to stdout after the handshake (it
 // arrives over go-plugin's stdio stream): a connector should not do that.
+// Its lines count against the process's log rate limit like stderr's, so
+// that a plugin flooding stdout cannot flood the worker's log.
 type stdoutSink struct {
-	log *slog.Logger
+	log     *slog.Logger
+	limit   *logLimiter
+	dropped func(n int)
 }
 
 func (s stdoutSink) Write(p []byte) (int, error) {
 	for _, l := range bytes.Split(bytes.TrimRight(p, "\n"), []byte{'\n'}) {
-		if len(l) > 0 {
-			s.log.Warn("plugin wrote to stdout", "line", string(l))
+		if len(l) == 0 {
+			continue
 		}
+		if !s.limit.allow() {
+			if s.dropped != nil {
+				s.dropped(1)
+			}
+			continue
+		}
+		s.log.Warn("plugin wrote to stdout", "line", string(l))
 	}
 	return len(p), nil
 }

@@ -132,6 +132,7 @@ type Process struct {
 	mu        sync.Mutex
 	closing   bool
 	exitErr   error // *ExitError after an unexpected exit
+	dataErr   error // why the data channel failed, if it did first
 	closeOnce sync.Once
 }
 
@@ -197,7 +198,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     opts.HandshakeTimeout,
 		Stderr:           p.stderr,
-		SyncStdout:       stdoutSink{log: log},
+		SyncStdout:       stdoutSink{log: log, limit: limit, dropped: opts.OnLogDropped},
 		SyncStderr:       newStderrSink(log, opts.Connector, limit, opts.OnLogDropped), // os.Stderr writes after the handshake
 		// go-plugin's own logger is off: it would log every plugin line a
 		// second time. stderrSink does the merging.
@@ -318,6 +319,11 @@ func (p *Process) openData(f *os.File) (*datachan.Conn, error) {
 		OnFail: func(err error) {
 			if errors.Is(err, datachan.ErrProtocol) || errors.Is(err, datachan.ErrTimeout) {
 				p.log.Error("plugin data channel failed; its tasks fail", "error", err)
+				p.mu.Lock()
+				if p.dataErr == nil {
+					p.dataErr = err
+				}
+				p.mu.Unlock()
 			}
 		},
 	})
@@ -378,7 +384,11 @@ func (p *Process) watch() {
 			if ps := p.cmd.ProcessState; ps != nil {
 				state, code = ps.String(), ps.ExitCode()
 			}
-			p.exitErr = &ExitError{Plugin: p.m.Name, Pid: p.pid, Code: code, State: state, StderrTail: p.stderr.Tail()}
+			exit := &ExitError{Plugin: p.m.Name, Pid: p.pid, Code: code, State: state, StderrTail: p.stderr.Tail()}
+			if p.dataErr != nil {
+				exit.DataFailure = p.dataErr.Error()
+			}
+			p.exitErr = exit
 			p.log.Error("plugin process exited unexpectedly", "pid", p.pid, "state", state)
 		}
 		p.mu.Unlock()

@@ -11,6 +11,10 @@
 // the open transaction right after seq S. With value.schema=order the
 // value is instead OrderValue(seq), a struct with logical types for the
 // Schema Registry converters' tests.
+//
+// misbehave makes a task break its process on purpose, so that one binary
+// serves well-behaved and misbehaving connectors (misbehave.go):
+// die-at-start, exit, garbage, flood or leak.
 package main
 
 import (
@@ -74,6 +78,8 @@ func (c *connector) Spec() sdk.Spec {
 		{Name: "commit.every", Type: configdef.Long, Default: int64(0)},
 		{Name: "abort.at", Type: configdef.Long, Default: int64(-1)},
 		{Name: "value.schema", Type: configdef.String, Default: ""},
+		{Name: "misbehave", Type: configdef.String, Default: ""},
+		{Name: "misbehave.after", Type: configdef.Long, Default: int64(0)},
 	} {
 		k.Importance = configdef.Medium
 		def.Define(k)
@@ -118,6 +124,7 @@ type task struct {
 	commitEvery     int64
 	abortAt         int64
 	orders          bool
+	bad             misbehaviour
 }
 
 func atoi(s string, def int64) int64 {
@@ -144,6 +151,10 @@ func (t *task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[st
 	t.commitEvery = atoi(props["commit.every"], 0)
 	t.abortAt = atoi(props["abort.at"], -1)
 	t.orders = props["value.schema"] == "order"
+	t.bad = misbehaviour{log: tctx.Logger(), mode: props["misbehave"], after: atoi(props["misbehave.after"], 0)}
+	if err := t.bad.atStart(); err != nil {
+		return err
+	}
 	t.next = idx
 	if off := tctx.Offset(t.part); off != nil {
 		if f, ok := off["seq"].(float64); ok {
@@ -154,6 +165,7 @@ func (t *task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[st
 }
 
 func (t *task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
+	t.bad.inPoll()
 	if t.next >= t.end {
 		select {
 		case <-ctx.Done():
@@ -186,6 +198,7 @@ func (t *task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 			Key: "k" + strconv.FormatInt(seq, 10), Value: value, ValueSchema: valueSchema,
 		}
 		out = append(out, rec)
+		t.bad.emitted++
 		if t.tx != nil {
 			switch {
 			case seq == t.abortAt:
