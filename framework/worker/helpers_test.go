@@ -74,18 +74,19 @@ type statusEvent struct {
 	kind, name string
 	state      worker.State
 	trace      string
+	at         time.Time // when the test saw it
 }
 
 func (s *statusLog) ConnectorState(name string, st worker.State, trace string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.events = append(s.events, statusEvent{"connector", name, st, trace})
+	s.events = append(s.events, statusEvent{"connector", name, st, trace, time.Now()})
 }
 
 func (s *statusLog) TaskState(id worker.TaskID, st worker.State, trace string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.events = append(s.events, statusEvent{"task", id.String(), st, trace})
+	s.events = append(s.events, statusEvent{"task", id.String(), st, trace, time.Now()})
 }
 
 // find returns the first task event with state st (after skipping the
