@@ -44,7 +44,7 @@ type monitor struct {
 	cl        *cluster
 	pl        *pipeline
 	pluginDir string
-	classOf   map[string]string // plugin binary path → connector name
+	classOf   map[string]string // plugin binary path → connector class
 	log       *slog.Logger
 	interval  time.Duration
 
@@ -123,10 +123,10 @@ func (m *monitor) poll(ctx context.Context, i int) {
 		m.pollFails++
 		return
 	}
-	// Which workers (by pid) run a plugin process of which connector.
+	// Which workers (by pid) run a plugin process of which class.
 	type key struct {
-		ppid int
-		conn string
+		ppid  int
+		class string
 	}
 	hasPlugin := map[key]bool{}
 	for _, p := range procs {
@@ -149,7 +149,7 @@ func (m *monitor) poll(ctx context.Context, i int) {
 		if !w.up() {
 			return false, "RUNNING on " + w.Name + " which is down"
 		}
-		if !hasPlugin[key{w.pid(), conn}] {
+		if !hasPlugin[key{w.pid(), m.pl.class(conn)}] {
 			return false, "RUNNING on " + w.Name + " without a plugin process"
 		}
 		return true, ""
