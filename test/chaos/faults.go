@@ -109,6 +109,9 @@ type event struct {
 	// At (0 when none went down).
 	Recovery time.Duration `json:"recovery_ns"`
 	Down     []string      `json:"down,omitempty"`
+	// Hosted, for a plugin crash: the units in scope that the monitor last
+	// saw on the worker, i.e. what the killed process hosted.
+	Hosted []string `json:"hosted,omitempty"`
 }
 
 // events is the run's fault log.
@@ -377,6 +380,7 @@ func (in injector) background(ctx context.Context, rng *rand.Rand, kind string) 
 		ev.Detail = fmt.Sprintf("SIGKILL plugin %s (%s, pid %d) on %s", strings.Join(conns, "+"), class, p.PID, w.Name)
 		ev.scope = pluginKillScope(conns)
 		ev.worker = w.Name
+		ev.Hosted = r.mon.hostedOn(w.Name, ev.scope)
 		if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
 			ev.Err = err.Error()
 		}

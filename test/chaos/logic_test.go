@@ -126,22 +126,33 @@ func TestPluginKillScope(t *testing.T) {
 		{Unit: unit{connRepl, 0}, Start: at(5.6), End: at(15), Why: "FAILED", Worker: "w2"},   // another plugin's process
 		{Unit: unit{connSink, 1}, Start: at(5.7), End: at(16), Why: "FAILED", Worker: "w2"},
 	}
+	// What the last poll saw on each worker before the kill.
+	m := &monitor{runsOn: map[unit]string{}}
+	for _, ep := range eps {
+		m.runsOn[ep.Unit] = ep.Worker
+	}
+	m.runsOn[unit{connDatagen, -1}] = "w3"
 	for _, tc := range []struct {
-		class string
-		conns []string
-		rec   time.Duration
-		down  []string
+		class  string
+		conns  []string
+		hosted []string
+		rec    time.Duration
+		down   []string
 	}{
-		{"DatagenSource", []string{connDatagen, connDatagen2}, 7 * time.Second, []string{"chaos-datagen-0", "chaos-datagen2", "chaos-datagen2-1"}},
-		{"KafkaReplicationSource", []string{connRepl}, 10 * time.Second, []string{"chaos-repl-0"}},
-		{"AerospikeSink", []string{connSink}, 11 * time.Second, []string{"chaos-sink-1"}},
-		{tamperedClass, nil, 0, nil},
+		{"DatagenSource", []string{connDatagen, connDatagen2}, []string{"chaos-datagen-0", "chaos-datagen2", "chaos-datagen2-1"},
+			7 * time.Second, []string{"chaos-datagen-0", "chaos-datagen2", "chaos-datagen2-1"}},
+		{"KafkaReplicationSource", []string{connRepl}, []string{"chaos-repl-0"}, 10 * time.Second, []string{"chaos-repl-0"}},
+		{"AerospikeSink", []string{connSink}, []string{"chaos-sink-1"}, 11 * time.Second, []string{"chaos-sink-1"}},
+		{tamperedClass, nil, nil, 0, nil},
 	} {
 		conns := pl.connectorsOf(tc.class)
 		if !slices.Equal(conns, tc.conns) {
 			t.Errorf("%s: connectors %v, want %v", tc.class, conns, tc.conns)
 		}
 		kill := &event{Kind: KindPluginKill, At: at(5), WindowEnd: at(65), scope: pluginKillScope(conns), worker: "w2"}
+		if hosted := m.hostedOn(kill.worker, kill.scope); !slices.Equal(hosted, tc.hosted) {
+			t.Errorf("%s: hosted %v, want %v", tc.class, hosted, tc.hosted)
+		}
 		attribute([]*event{kill}, eps)
 		if kill.Recovery != tc.rec || !slices.Equal(kill.Down, tc.down) {
 			t.Errorf("%s: recovery %v down %v, want %v %v", tc.class, kill.Recovery, kill.Down, tc.rec, tc.down)

@@ -183,6 +183,11 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, m := range r.TargetMisses {
 		fmt.Fprintf(w, "  recovery target missed: %s\n", m)
 	}
+	for _, e := range r.Events {
+		if e.Kind == KindPluginKill {
+			fmt.Fprintf(w, "  #%d %s: recovery %s; hosted %v; down %v\n", e.N, e.Detail, dur(e.Recovery), e.Hosted, e.Down)
+		}
+	}
 
 	fmt.Fprintln(w, "\nrecords:")
 	if d := r.Datagen; d != nil {
