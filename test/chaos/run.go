@@ -590,6 +590,12 @@ func (r *run) finish(ctx context.Context) *Report {
 	// reaches the end of every task's sequence.
 	r.progress("ending the datagen sequences: pause, set iterations, resume")
 	dgs := r.pl.datagens()
+	// Both pause at once, so that their waits for PAUSED overlap.
+	for _, dg := range dgs {
+		if err := cl.Pause(ctx, dg.conn); err != nil {
+			r.violate("pause %s: %v", dg.conn, err)
+		}
+	}
 	for i := range dgs {
 		if !r.endSequence(ctx, cl, &dgs[i]) {
 			return r.complete(ctx, rep)
@@ -644,14 +650,14 @@ func (r *run) finish(ctx context.Context) *Report {
 
 const iterationsKey = "iterations"
 
-// endSequence pauses a datagen connector, sets its iterations to a common
-// length past what every task has written, and resumes it. It reports
-// false when the topic could not be read (a violation is recorded).
+// endSequence waits for a paused datagen connector to be PAUSED, sets its
+// iterations to a common length past what every task has written, and
+// resumes it. It reports false when the topic could not be read (a
+// violation is recorded).
 func (r *run) endSequence(ctx context.Context, cl *client.Client, dg *datagenRun) bool {
-	if err := cl.Pause(ctx, dg.conn); err != nil {
-		r.violate("pause %s: %v", dg.conn, err)
-	}
+	start := time.Now()
 	r.waitPaused(ctx, dg.conn, time.Minute)
+	r.log.Info("datagen paused", "connector", dg.conn, "waited", time.Since(start).Round(time.Millisecond))
 	now, err := datagencheck.Check(ctx, r.readOpts(), dg.topic, dg.spec)
 	if err != nil {
 		r.violate("reading %s: %v", dg.topic, err)
