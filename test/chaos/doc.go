@@ -8,10 +8,14 @@
 //	DatagenSource (counter, exactly-once) → topic
 //	  → KafkaReplicationSource (exactly-once) → replica topic
 //	  → AerospikeSink (increment, effectively-once)
+//	DatagenSource (a second one, counter, exactly-once) → topic of its own
 //
-// through the REST API, and injects faults on a seeded random schedule:
-// SIGKILL of a worker (failover, and crash-restart), SIGKILL of a plugin
-// process, SIGSTOP/SIGCONT of a worker past its session timeout (a zombie),
+// through the REST API. A worker runs one process per plugin, so on each
+// worker the tasks of both DatagenSource connectors share one process. It
+// injects faults on a seeded random schedule: SIGKILL of a worker
+// (failover, and crash-restart), SIGKILL of a plugin process (charged to
+// every connector whose tasks lived in it: both datagen connectors for the
+// DatagenSource process), SIGSTOP/SIGCONT of a worker past its session timeout (a zombie),
 // a worker added and removed, a broker restart on the same data, Aerospike
 // errors, in-doubt writes, dropped connections and latency (through the
 // test server's control API), connector pause/resume and restart, config
@@ -21,9 +25,10 @@
 // longer matches its manifest (refused at launch) plus a non-plugin
 // refused by `connectd plugin install`.
 //
-// At the end it stops the datagen sequence at a common length, lets the
+// At the end it stops each datagen sequence at a common length, lets the
 // pipeline drain and verifies with framework/verify (the code behind
-// `connectd verify`): the source holds every task's sequence exactly once,
+// `connectd verify`): the source and the second datagen's topic hold
+// every task's sequence exactly once,
 // the replica (read_committed) holds the source exactly once and in order,
 // every Aerospike counter equals its exact sum, every bad record is in the
 // dead-letter topic and nothing else is, every connector and task runs,

@@ -109,6 +109,9 @@ type event struct {
 	// At (0 when none went down).
 	Recovery time.Duration `json:"recovery_ns"`
 	Down     []string      `json:"down,omitempty"`
+	// Hosted, for a plugin crash: the units in scope that the monitor last
+	// saw on the worker, i.e. what the killed process hosted.
+	Hosted []string `json:"hosted,omitempty"`
 }
 
 // events is the run's fault log.
@@ -157,9 +160,10 @@ func (es *events) closeWindows(at time.Time) {
 
 // attribute computes every event's recovery from the monitor's episodes.
 // Background events are matched first and narrowly: a plugin crash owns
-// the episodes of its connector's units on its worker that began within
-// 20 s; an episode that began with a FAILED state in the scope of
-// Aerospike trouble or a bad record belongs to the latest such event
+// the episodes that began within 20 s of the units on its worker of every
+// connector of its plugin (they all lived in the one process it killed);
+// an episode that began with a FAILED state in the scope of Aerospike
+// trouble or a bad record belongs to the latest such event
 // before it (within a minute). A disruptive event (or the rejoin after
 // one) then owns every other episode in scope that overlaps its window:
 // the cluster was healthy when it began, so they are its doing. An event's
@@ -370,11 +374,13 @@ func (in injector) background(ctx context.Context, rng *rand.Rand, kind string) 
 			return
 		}
 		p := cands[rng.IntN(len(cands))]
-		conn := r.classOf[p.Exe]
+		class := r.classOf[p.Exe]
+		conns := r.pl.connectorsOf(class)
 		w := r.workerByPID(p.PPID)
-		ev.Detail = fmt.Sprintf("SIGKILL plugin %s (pid %d) on %s", conn, p.PID, w.Name)
-		ev.scope = map[string]bool{conn: true}
+		ev.Detail = fmt.Sprintf("SIGKILL plugin %s (%s, pid %d) on %s", strings.Join(conns, "+"), class, p.PID, w.Name)
+		ev.scope = pluginKillScope(conns)
 		ev.worker = w.Name
+		ev.Hosted = r.mon.hostedOn(w.Name, ev.scope)
 		if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
 			ev.Err = err.Error()
 		}
@@ -419,6 +425,18 @@ func (in injector) background(ctx context.Context, rng *rand.Rand, kind string) 
 		}
 	}
 	r.events.add(ev)
+}
+
+// pluginKillScope is the scope of a plugin process's SIGKILL: every
+// connector of its plugin, because a worker runs one process per plugin
+// hosting all of them (a connector whose tasks run elsewhere has no
+// episode on the event's worker, so it is not charged).
+func pluginKillScope(conns []string) map[string]bool {
+	scope := make(map[string]bool, len(conns))
+	for _, c := range conns {
+		scope[c] = true
+	}
+	return scope
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

@@ -110,6 +110,56 @@ func TestAttribute(t *testing.T) {
 	}
 }
 
+// A plugin process hosts every connector of its plugin on its worker: a
+// SIGKILL of the DatagenSource process is charged with the units of both
+// datagen connectors on that worker, and with nothing of another plugin or
+// another worker.
+func TestPluginKillScope(t *testing.T) {
+	pl := newPipeline("127.0.0.1:1", "chaos-logic", aeroTarget{hosts: "127.0.0.1:3000", namespace: "test", set: "counters"}, 1)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	eps := []episode{
+		{Unit: unit{connDatagen, 0}, Start: at(5.3), End: at(9), Why: "RUNNING on w2 without a plugin process", Worker: "w2"},
+		{Unit: unit{connDatagen2, -1}, Start: at(5.4), End: at(8), Why: "RUNNING on w2 without a plugin process", Worker: "w2"},
+		{Unit: unit{connDatagen2, 1}, Start: at(5.5), End: at(12), Why: "FAILED", Worker: "w2"},
+		{Unit: unit{connDatagen2, 0}, Start: at(6), End: at(20), Why: "FAILED", Worker: "w1"}, // another worker's process
+		{Unit: unit{connRepl, 0}, Start: at(5.6), End: at(15), Why: "FAILED", Worker: "w2"},   // another plugin's process
+		{Unit: unit{connSink, 1}, Start: at(5.7), End: at(16), Why: "FAILED", Worker: "w2"},
+	}
+	// What the last poll saw on each worker before the kill.
+	m := &monitor{runsOn: map[unit]string{}}
+	for _, ep := range eps {
+		m.runsOn[ep.Unit] = ep.Worker
+	}
+	m.runsOn[unit{connDatagen, -1}] = "w3"
+	for _, tc := range []struct {
+		class  string
+		conns  []string
+		hosted []string
+		rec    time.Duration
+		down   []string
+	}{
+		{"DatagenSource", []string{connDatagen, connDatagen2}, []string{"chaos-datagen-0", "chaos-datagen2", "chaos-datagen2-1"},
+			7 * time.Second, []string{"chaos-datagen-0", "chaos-datagen2", "chaos-datagen2-1"}},
+		{"KafkaReplicationSource", []string{connRepl}, []string{"chaos-repl-0"}, 10 * time.Second, []string{"chaos-repl-0"}},
+		{"AerospikeSink", []string{connSink}, []string{"chaos-sink-1"}, 11 * time.Second, []string{"chaos-sink-1"}},
+		{tamperedClass, nil, nil, 0, nil},
+	} {
+		conns := pl.connectorsOf(tc.class)
+		if !slices.Equal(conns, tc.conns) {
+			t.Errorf("%s: connectors %v, want %v", tc.class, conns, tc.conns)
+		}
+		kill := &event{Kind: KindPluginKill, At: at(5), WindowEnd: at(65), scope: pluginKillScope(conns), worker: "w2"}
+		if hosted := m.hostedOn(kill.worker, kill.scope); !slices.Equal(hosted, tc.hosted) {
+			t.Errorf("%s: hosted %v, want %v", tc.class, hosted, tc.hosted)
+		}
+		attribute([]*event{kill}, eps)
+		if kill.Recovery != tc.rec || !slices.Equal(kill.Down, tc.down) {
+			t.Errorf("%s: recovery %v down %v, want %v %v", tc.class, kill.Recovery, kill.Down, tc.rec, tc.down)
+		}
+	}
+}
+
 // A unit that a worker kill took down, that the cluster then moved to
 // another worker where a plugin crash hit it before the monitor saw it
 // run: the kill's recovery ends when the unit is named on the new worker,

@@ -44,14 +44,15 @@ type monitor struct {
 	cl        *cluster
 	pl        *pipeline
 	pluginDir string
-	classOf   map[string]string // plugin binary path → connector name
+	classOf   map[string]string // plugin binary path → connector class
 	log       *slog.Logger
 	interval  time.Duration
 
 	mu        sync.Mutex
 	open      map[unit]*episode
 	closed    []episode
-	lastOK    time.Time // last poll at which everything ran
+	lastOK    time.Time       // last poll at which everything ran
+	runsOn    map[unit]string // the worker each unit's status named at the last poll
 	lastPoll  time.Time
 	allOK     bool
 	failed    map[unit]string // units seen FAILED, with the trace (first line)
@@ -63,7 +64,7 @@ type monitor struct {
 
 func newMonitor(cl *cluster, pl *pipeline, pluginDir string, classOf map[string]string, log *slog.Logger) *monitor {
 	return &monitor{cl: cl, pl: pl, pluginDir: pluginDir, classOf: classOf, log: log, interval: 500 * time.Millisecond,
-		open: map[unit]*episode{}, failed: map[unit]string{}, orphans: map[int]time.Time{}}
+		open: map[unit]*episode{}, failed: map[unit]string{}, orphans: map[int]time.Time{}, runsOn: map[unit]string{}}
 }
 
 func (m *monitor) run(ctx context.Context) {
@@ -123,10 +124,10 @@ func (m *monitor) poll(ctx context.Context, i int) {
 		m.pollFails++
 		return
 	}
-	// Which workers (by pid) run a plugin process of which connector.
+	// Which workers (by pid) run a plugin process of which class.
 	type key struct {
-		ppid int
-		conn string
+		ppid  int
+		class string
 	}
 	hasPlugin := map[key]bool{}
 	for _, p := range procs {
@@ -149,7 +150,7 @@ func (m *monitor) poll(ctx context.Context, i int) {
 		if !w.up() {
 			return false, "RUNNING on " + w.Name + " which is down"
 		}
-		if !hasPlugin[key{w.pid(), conn}] {
+		if !hasPlugin[key{w.pid(), m.pl.class(conn)}] {
 			return false, "RUNNING on " + w.Name + " without a plugin process"
 		}
 		return true, ""
@@ -163,6 +164,7 @@ func (m *monitor) poll(ctx context.Context, i int) {
 			m.failed[unit{name, -1}] = firstLine(st.Connector.Trace)
 		}
 		m.observe(now, unit{name, -1}, ok, why, nameOf(st.Connector.WorkerID))
+		m.runsOn[unit{name, -1}] = nameOf(st.Connector.WorkerID)
 		seen[unit{name, -1}] = true
 		all = all && ok
 		want := m.pl.tasks(name)
@@ -184,6 +186,7 @@ func (m *monitor) poll(ctx context.Context, i int) {
 			}
 			ok, why := running(name, ts.State, ts.WorkerID)
 			m.observe(now, u, ok, why, nameOf(ts.WorkerID))
+			m.runsOn[u] = nameOf(ts.WorkerID)
 			all = all && ok
 		}
 	}
@@ -266,6 +269,21 @@ func (m *monitor) checkOrphans(now time.Time, procs []proc) {
 
 // healthy reports whether the last poll, no older than maxAge, saw every
 // unit running.
+// hostedOn lists the units of the given connectors that the last poll
+// saw on a worker: what a plugin process there hosts.
+func (m *monitor) hostedOn(worker string, conns map[string]bool) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for u, w := range m.runsOn {
+		if w == worker && conns[u.Connector] {
+			out = append(out, u.String())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func (m *monitor) healthy(maxAge time.Duration) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -8,24 +8,30 @@ import (
 	"sync"
 
 	"github.com/connectd/connectd/connectors/datagen"
+	"github.com/connectd/connectd/connectors/datagen/datagencheck"
 )
 
 // The pipeline's connectors.
 const (
 	connDatagen = "chaos-datagen"
-	connRepl    = "chaos-repl"
-	connSink    = "chaos-sink"
+	// connDatagen2 is a second DatagenSource beside the first, with no
+	// downstream: on every worker both share the one DatagenSource plugin
+	// process, so a SIGKILL of that process fails the tasks of both.
+	connDatagen2 = "chaos-datagen2"
+	connRepl     = "chaos-repl"
+	connSink     = "chaos-sink"
 
 	// badHeader marks the malformed records the suite writes into the
 	// source topic on purpose; its value is the record's corpus id.
 	badHeader = "chaos.bad"
 )
 
-// pipeline holds the names and the evolving configs of the three
+// pipeline holds the names and the evolving configs of the four
 // connectors.
 type pipeline struct {
 	bootstrap   string
 	source      string // datagen's topic
+	source2     string // datagen2's topic
 	replica     string // the replication's target topic
 	sinkDLQ     string
 	replDLQ     string
@@ -33,9 +39,11 @@ type pipeline struct {
 	seed        int64
 	cardinality int
 	partitions  int
-	// datagenTasks never changes during a run: the counter sequence
-	// assigns seq ≡ task (mod tasks), so the check needs a fixed count.
-	datagenTasks int
+	// datagenTasks and datagen2Tasks never change during a run: the
+	// counter sequence assigns seq ≡ task (mod tasks), so the check needs
+	// a fixed count.
+	datagenTasks  int
+	datagen2Tasks int
 
 	mu      sync.Mutex
 	configs map[string]map[string]string
@@ -43,33 +51,22 @@ type pipeline struct {
 
 func newPipeline(bootstrap, prefix string, aero aeroTarget, seed int64) *pipeline {
 	p := &pipeline{
-		bootstrap:    bootstrap,
-		source:       prefix + "-source",
-		sinkDLQ:      prefix + "-sink-dlq",
-		replDLQ:      prefix + "-repl-dlq",
-		aero:         aero,
-		seed:         seed,
-		cardinality:  50,
-		partitions:   6,
-		datagenTasks: 3,
+		bootstrap:     bootstrap,
+		source:        prefix + "-source",
+		source2:       prefix + "-source2",
+		sinkDLQ:       prefix + "-sink-dlq",
+		replDLQ:       prefix + "-repl-dlq",
+		aero:          aero,
+		seed:          seed,
+		cardinality:   50,
+		partitions:    6,
+		datagenTasks:  3,
+		datagen2Tasks: 2,
 	}
 	p.replica = p.source + ".replica"
 	p.configs = map[string]map[string]string{
-		connDatagen: {
-			"connector.class":                  "DatagenSource",
-			"tasks.max":                        strconv.Itoa(p.datagenTasks),
-			datagen.KeyTopic:                   p.source,
-			datagen.KeyQuickstart:              datagen.Counter,
-			datagen.KeyMaxInterval:             "40",
-			datagen.KeyCardinality:             strconv.Itoa(p.cardinality),
-			datagen.KeySeed:                    strconv.FormatInt(seed, 10),
-			"key.converter":                    "org.apache.kafka.connect.storage.StringConverter",
-			"value.converter":                  "org.apache.kafka.connect.json.JsonConverter",
-			"value.converter.schemas.enable":   "false",
-			"exactly.once.support":             "required",
-			"transaction.boundary":             "interval",
-			"transaction.boundary.interval.ms": "300",
-		},
+		connDatagen:  datagenConfig(p.source, p.datagenTasks, p.cardinality, seed),
+		connDatagen2: datagenConfig(p.source2, p.datagen2Tasks, p.cardinality, seed+1),
 		connRepl: {
 			"connector.class":          "KafkaReplicationSource",
 			"tasks.max":                "2",
@@ -116,6 +113,61 @@ func newPipeline(bootstrap, prefix string, aero aeroTarget, seed int64) *pipelin
 		p.configs[connSink]["aerospike.password"] = aero.password
 	}
 	return p
+}
+
+// datagenConfig is an exactly-once counter sequence into topic.
+func datagenConfig(topic string, tasks, cardinality int, seed int64) map[string]string {
+	return map[string]string{
+		"connector.class":                  "DatagenSource",
+		"tasks.max":                        strconv.Itoa(tasks),
+		datagen.KeyTopic:                   topic,
+		datagen.KeyQuickstart:              datagen.Counter,
+		datagen.KeyMaxInterval:             "40",
+		datagen.KeyCardinality:             strconv.Itoa(cardinality),
+		datagen.KeySeed:                    strconv.FormatInt(seed, 10),
+		"key.converter":                    "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter":                  "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter.schemas.enable":   "false",
+		"exactly.once.support":             "required",
+		"transaction.boundary":             "interval",
+		"transaction.boundary.interval.ms": "300",
+	}
+}
+
+// datagenRun is one datagen connector as the final check sees it: its
+// topic and the sequence it must hold.
+type datagenRun struct {
+	conn, topic string
+	spec        datagencheck.Spec
+}
+
+// datagens lists the datagen connectors with their sequence specs. Only
+// the first one's topic receives the bad-record corpus.
+func (p *pipeline) datagens() []datagenRun {
+	return []datagenRun{
+		{connDatagen, p.source, datagencheck.Spec{Tasks: p.datagenTasks, Seed: p.seed, Cardinality: p.cardinality, IgnoreHeader: badHeader}},
+		{connDatagen2, p.source2, datagencheck.Spec{Tasks: p.datagen2Tasks, Seed: p.seed + 1, Cardinality: p.cardinality}},
+	}
+}
+
+// class is the connector class (the plugin) a connector runs.
+func (p *pipeline) class(conn string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.configs[conn]["connector.class"]
+}
+
+// connectorsOf lists, in connectorNames order, the connectors of a
+// plugin: on a worker they all live in its one process, so a SIGKILL of
+// that process is a fault of every one of them.
+func (p *pipeline) connectorsOf(class string) []string {
+	var out []string
+	for _, name := range connectorNames {
+		if p.class(name) == class {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // config returns a copy of a connector's current config.
@@ -170,9 +222,9 @@ func (p *pipeline) randomUpdate(r *rand.Rand) (conn, key, value string) {
 	}
 }
 
-var connectorNames = []string{connDatagen, connRepl, connSink}
+var connectorNames = []string{connDatagen, connDatagen2, connRepl, connSink}
 
 func (p *pipeline) String() string {
-	return fmt.Sprintf("%s → %s (DatagenSource %d tasks) → %s (KafkaReplicationSource) → Aerospike %s.%s at %s (AerospikeSink increment)",
-		connDatagen, p.source, p.datagenTasks, p.replica, p.aero.namespace, p.aero.set, p.aero.hosts)
+	return fmt.Sprintf("%s → %s (DatagenSource %d tasks) → %s (KafkaReplicationSource) → Aerospike %s.%s at %s (AerospikeSink increment); %s → %s (DatagenSource %d tasks, same plugin process)",
+		connDatagen, p.source, p.datagenTasks, p.replica, p.aero.namespace, p.aero.set, p.aero.hosts, connDatagen2, p.source2, p.datagen2Tasks)
 }

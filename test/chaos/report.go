@@ -26,10 +26,13 @@ type Report struct {
 	// Excluded are the fault kinds left out of the schedule.
 	Excluded []string `json:"excluded_kinds,omitempty"`
 
-	// Iterations is the per-task record count datagen was brought to.
-	Iterations int64                 `json:"iterations"`
-	Datagen    *datagencheck.Report  `json:"datagen"`
-	Compare    *verify.CompareReport `json:"compare"`
+	// Iterations is the per-task record count datagen was brought to;
+	// Iterations2 datagen2's.
+	Iterations  int64                 `json:"iterations"`
+	Datagen     *datagencheck.Report  `json:"datagen"`
+	Iterations2 int64                 `json:"iterations2"`
+	Datagen2    *datagencheck.Report  `json:"datagen2"`
+	Compare     *verify.CompareReport `json:"compare"`
 
 	ExpectedSums      map[string]int64 `json:"-"`
 	Counters          map[string]int64 `json:"-"`
@@ -180,11 +183,20 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, m := range r.TargetMisses {
 		fmt.Fprintf(w, "  recovery target missed: %s\n", m)
 	}
+	for _, e := range r.Events {
+		if e.Kind == KindPluginKill {
+			fmt.Fprintf(w, "  #%d %s: recovery %s; hosted %v; down %v\n", e.N, e.Detail, dur(e.Recovery), e.Hosted, e.Down)
+		}
+	}
 
 	fmt.Fprintln(w, "\nrecords:")
 	if d := r.Datagen; d != nil {
 		fmt.Fprintf(w, "  source: %d datagen records (%d tasks × %d), duplicates %d, missing %d, reordered %d, invalid %d; %d bad records\n",
 			d.Distinct, d.Tasks, r.Iterations, d.Duplicates, d.Missing, d.Reordered, d.Invalid, d.Ignored)
+	}
+	if d := r.Datagen2; d != nil {
+		fmt.Fprintf(w, "  %s: %d datagen records (%d tasks × %d), duplicates %d, missing %d, reordered %d, invalid %d\n",
+			connDatagen2, d.Distinct, d.Tasks, r.Iterations2, d.Duplicates, d.Missing, d.Reordered, d.Invalid)
 	}
 	if c := r.Compare; c != nil {
 		fmt.Fprintf(w, "  replica (read_committed) vs source: %d of %d copied, duplicates %d, lost %d, pending %d, unexpected %d, reordered %d, moved %d\n",

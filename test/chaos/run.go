@@ -23,6 +23,7 @@ import (
 
 	"github.com/connectd/connectd/connectors/aerospike/aerotest"
 	"github.com/connectd/connectd/connectors/datagen/datagencheck"
+	"github.com/connectd/connectd/framework/rest/client"
 	"github.com/connectd/connectd/framework/verify"
 )
 
@@ -79,7 +80,7 @@ type run struct {
 	smp       *sampler
 	producer  *kafka.Producer
 	pluginDir string
-	classOf   map[string]string
+	classOf   map[string]string // plugin binary path → connector class
 	events    events
 	extra     int
 
@@ -245,7 +246,7 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 	if err := installGarbage(ctx, bins.connectd, r.pluginDir, o.Dir); err != nil {
 		r.violate("plugin install: %v", err)
 	}
-	if r.classOf, err = pluginConnectors(r.pluginDir); err != nil {
+	if r.classOf, err = pluginClasses(r.pluginDir); err != nil {
 		return err
 	}
 
@@ -257,11 +258,19 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 		return err
 	}
 	actx, cancel := context.WithTimeout(ctx, time.Minute)
-	res, err := admin.CreateTopics(actx, []kafka.TopicSpecification{{Topic: r.pl.source, NumPartitions: r.pl.partitions, ReplicationFactor: 1}})
+	res, err := admin.CreateTopics(actx, []kafka.TopicSpecification{
+		{Topic: r.pl.source, NumPartitions: r.pl.partitions, ReplicationFactor: 1},
+		{Topic: r.pl.source2, NumPartitions: r.pl.datagen2Tasks, ReplicationFactor: 1},
+	})
 	cancel()
 	admin.Close()
-	if err != nil || res[0].Error.Code() != kafka.ErrNoError {
-		return fmt.Errorf("create %s: %v %v", r.pl.source, err, res)
+	if err != nil {
+		return fmt.Errorf("create %s, %s: %w", r.pl.source, r.pl.source2, err)
+	}
+	for _, t := range res {
+		if t.Error.Code() != kafka.ErrNoError {
+			return fmt.Errorf("create %s: %w", t.Topic, t.Error)
+		}
 	}
 	if r.producer, err = kafka.NewProducer(&kafka.ConfigMap{"bootstrap.servers": r.broker.Bootstrap, "enable.idempotence": true, "linger.ms": 5}); err != nil {
 		return err
@@ -348,10 +357,9 @@ func (r *run) setup(ctx, watchCtx context.Context) error {
 	return nil
 }
 
-// pluginConnectors maps each installed plugin binary to the connector of
-// the pipeline that uses it.
-func pluginConnectors(dir string) (map[string]string, error) {
-	byClass := map[string]string{"DatagenSource": connDatagen, "KafkaReplicationSource": connRepl, "AerospikeSink": connSink, tamperedClass: "tampered"}
+// pluginClasses maps each installed plugin binary to its connector class
+// (pipeline.connectorsOf names the connectors that run in its process).
+func pluginClasses(dir string) (map[string]string, error) {
 	ms, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
@@ -366,7 +374,7 @@ func pluginConnectors(dir string) (map[string]string, error) {
 		if err := json.Unmarshal(b, &man); err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
 		}
-		out[filepath.Join(dir, man.Binary)] = byClass[man.Name]
+		out[filepath.Join(dir, man.Binary)] = man.Name
 	}
 	return out, nil
 }
@@ -577,49 +585,27 @@ func (r *run) finish(ctx context.Context) *Report {
 		SessionTimeout: r.opts.SessionTimeout}
 	cl := r.cl.any(0)
 
-	// 1. Pause datagen, see how far each task got, let every task run to
-	// a common end (iterations), resume.
-	r.progress("ending the datagen sequence: pause, set iterations, resume")
-	if err := cl.Pause(ctx, connDatagen); err != nil {
-		r.violate("pause %s: %v", connDatagen, err)
-	}
-	r.waitPaused(ctx, connDatagen, time.Minute)
-	dg := datagencheck.Spec{Tasks: r.pl.datagenTasks, Seed: r.pl.seed, Cardinality: r.pl.cardinality, IgnoreHeader: badHeader}
-	now, err := datagencheck.Check(ctx, r.readOpts(), r.pl.source, dg)
-	if err != nil {
-		r.violate("reading %s: %v", r.pl.source, err)
-		return r.complete(ctx, rep)
-	}
-	var top int64
-	for _, t := range now.PerTask {
-		top = max(top, t.Records+t.Missing)
-	}
-	dg.Iterations = top + 100
-	cfg := r.pl.config(connDatagen)
-	cfg[iterationsKey] = strconv.FormatInt(dg.Iterations, 10)
-	if _, _, err := cl.PutConfig(ctx, connDatagen, cfg); err != nil {
-		r.violate("setting %s iterations: %v", connDatagen, err)
-	}
-	r.pl.set(connDatagen, cfg)
-	if err := cl.Resume(ctx, connDatagen); err != nil {
-		r.violate("resume %s: %v", connDatagen, err)
-	}
-	rep.Iterations = dg.Iterations
-
-	// 2. The source reaches the end of every task's sequence.
-	var dgRep *datagencheck.Report
-	if err := poll(ctx, 5*time.Minute, 3*time.Second, func() (bool, error) {
-		var err error
-		dgRep, err = datagencheck.Check(ctx, r.readOpts(), r.pl.source, dg)
-		if err != nil {
-			return false, err
+	// 1. Pause each datagen connector, see how far each task got, let
+	// every task run to a common end (iterations), resume. 2. Each topic
+	// reaches the end of every task's sequence.
+	r.progress("ending the datagen sequences: pause, set iterations, resume")
+	dgs := r.pl.datagens()
+	// Both pause at once, so that their waits for PAUSED overlap.
+	for _, dg := range dgs {
+		if err := cl.Pause(ctx, dg.conn); err != nil {
+			r.violate("pause %s: %v", dg.conn, err)
 		}
-		return dgRep.Missing == 0 || dgRep.Duplicates+dgRep.Invalid+dgRep.Reordered > 0,
-			fmt.Errorf("%d records of the datagen sequence missing", dgRep.Missing)
-	}); err != nil {
-		r.violate("datagen did not reach %d records per task: %v", dg.Iterations, err)
 	}
-	rep.Datagen = dgRep
+	for i := range dgs {
+		if !r.endSequence(ctx, cl, &dgs[i]) {
+			return r.complete(ctx, rep)
+		}
+	}
+	rep.Iterations = dgs[0].spec.Iterations
+	rep.Datagen = r.awaitSequence(ctx, dgs[0])
+	rep.Iterations2 = dgs[1].spec.Iterations
+	rep.Datagen2 = r.awaitSequence(ctx, dgs[1])
+	dgRep := rep.Datagen
 
 	// 3. The replica catches up with the source.
 	var cmp *verify.CompareReport
@@ -663,6 +649,55 @@ func (r *run) finish(ctx context.Context) *Report {
 }
 
 const iterationsKey = "iterations"
+
+// endSequence waits for a paused datagen connector to be PAUSED, sets its
+// iterations to a common length past what every task has written, and
+// resumes it. It reports false when the topic could not be read (a
+// violation is recorded).
+func (r *run) endSequence(ctx context.Context, cl *client.Client, dg *datagenRun) bool {
+	start := time.Now()
+	r.waitPaused(ctx, dg.conn, time.Minute)
+	r.log.Info("datagen paused", "connector", dg.conn, "waited", time.Since(start).Round(time.Millisecond))
+	now, err := datagencheck.Check(ctx, r.readOpts(), dg.topic, dg.spec)
+	if err != nil {
+		r.violate("reading %s: %v", dg.topic, err)
+		return false
+	}
+	var top int64
+	for _, t := range now.PerTask {
+		top = max(top, t.Records+t.Missing)
+	}
+	dg.spec.Iterations = top + 100
+	cfg := r.pl.config(dg.conn)
+	cfg[iterationsKey] = strconv.FormatInt(dg.spec.Iterations, 10)
+	if _, _, err := cl.PutConfig(ctx, dg.conn, cfg); err != nil {
+		r.violate("setting %s iterations: %v", dg.conn, err)
+	}
+	r.pl.set(dg.conn, cfg)
+	if err := cl.Resume(ctx, dg.conn); err != nil {
+		r.violate("resume %s: %v", dg.conn, err)
+	}
+	return true
+}
+
+// awaitSequence waits until a datagen topic holds every task's sequence
+// up to its iterations (or holds something it must not) and returns the
+// last check.
+func (r *run) awaitSequence(ctx context.Context, dg datagenRun) *datagencheck.Report {
+	var rep *datagencheck.Report
+	if err := poll(ctx, 5*time.Minute, 3*time.Second, func() (bool, error) {
+		var err error
+		rep, err = datagencheck.Check(ctx, r.readOpts(), dg.topic, dg.spec)
+		if err != nil {
+			return false, err
+		}
+		return rep.Missing == 0 || rep.Duplicates+rep.Invalid+rep.Reordered > 0,
+			fmt.Errorf("%d records of the datagen sequence missing", rep.Missing)
+	}); err != nil {
+		r.violate("%s did not reach %d records per task: %v", dg.conn, dg.spec.Iterations, err)
+	}
+	return rep
+}
 
 func total(m map[string]int64) int64 {
 	var s int64
@@ -754,8 +789,17 @@ func (r *run) checkRunning(ctx context.Context, rep *Report) {
 	}
 }
 
-// checkExactlyOnce: source and replica.
+// checkExactlyOnce: both datagen topics and the replica.
 func (r *run) checkExactlyOnce(rep *Report) {
+	if d := rep.Datagen2; d != nil {
+		if !d.OK() {
+			r.violate("%s topic: %d duplicates, %d missing, %d reordered, %d invalid records of the datagen sequence; %v",
+				connDatagen2, d.Duplicates, d.Missing, d.Reordered, d.Invalid, d.Examples)
+		}
+		if d.Ignored != 0 {
+			r.violate("%s topic holds %d records marked bad, none were written there", connDatagen2, d.Ignored)
+		}
+	}
 	if d := rep.Datagen; d != nil {
 		if !d.OK() {
 			r.violate("source topic: %d duplicates, %d missing, %d reordered, %d invalid records of the datagen sequence; %v",
