@@ -94,13 +94,16 @@ func (s clusterState) names() []string { return slices.Sorted(maps.Keys(s)) }
 // the error body. A request line Go's HTTP server cannot parse (a path
 // with a malformed percent-escape) is refused by net/http before any
 // handler runs: a plain "400 Bad Request" and a closed connection, which a
-// client still sending a large body sees as a reset.
+// client still sending a large body sees as a reset, a broken pipe, or
+// (when Go's transport reads after its write failed) its own connection
+// already closed.
 func verdict(method, path string, res response) string {
 	if _, err := url.ParseRequestURI(path); err != nil {
 		if res.err == nil && res.code == http.StatusBadRequest {
 			return ""
 		}
-		if res.err != nil && (strings.Contains(res.err.Error(), "connection reset") || strings.Contains(res.err.Error(), "broken pipe")) {
+		if res.err != nil && (strings.Contains(res.err.Error(), "connection reset") || strings.Contains(res.err.Error(), "broken pipe") ||
+			strings.Contains(res.err.Error(), "use of closed network connection")) {
 			return ""
 		}
 	}
