@@ -75,6 +75,13 @@ type taskRuntime struct {
 	// started: this incarnation reached RUNNING or PAUSED (startup
 	// metrics).
 	started atomic.Bool
+	// abandoned: the worker stopped waiting for this runtime (StopTasks'
+	// deadline passed). Its successor, here or on another worker, owns
+	// the task's status now, so whatever this one reports when it finally
+	// ends is only logged: the chaos soak saw a sink task abandoned while
+	// its consumer's close waited for a restarting broker report
+	// UNASSIGNED 16 s later, over its running successor, for good.
+	abandoned atomic.Bool
 }
 
 func (w *Worker) newTaskRuntime(id TaskID, connProps, taskProps map[string]string, target TargetState) *taskRuntime {
@@ -146,6 +153,10 @@ func (t *taskRuntime) report(s State, trace string) {
 		t.releaseStart()
 	}
 	if !changed {
+		return
+	}
+	if t.abandoned.Load() {
+		t.log.Info("abandoned task incarnation reached a state; not reported, its successor owns the status", "state", string(s))
 		return
 	}
 	t.tm.setState(s)

@@ -270,12 +270,24 @@ func (w *Worker) stopRuntimes(ctx context.Context, rts []*taskRuntime) {
 	for _, t := range abandoned {
 		t.hardCancel()
 	}
+	// One grace period for all of them: once it is over, the rest are
+	// not waited for either.
 	grace := time.NewTimer(5 * time.Second)
 	defer grace.Stop()
+	expired := false
 	for _, t := range abandoned {
+		if !expired {
+			select {
+			case <-t.done:
+				continue
+			case <-grace.C:
+				expired = true
+			}
+		}
 		select {
 		case <-t.done:
-		case <-grace.C:
+		default:
+			t.abandoned.Store(true)
 			t.log.Warn("task did not stop within the graceful shutdown timeout; abandoned", "timeout", w.cfg.TaskShutdownTimeout)
 		}
 	}
