@@ -227,6 +227,11 @@ func runMisbehaving(t *testing.T, mode string, after int, trace string) {
 	cfg.Logger, cfg.PluginLaunch.Logger = log, log.With("src", "plugin")
 	reg := prometheus.NewRegistry()
 	cfg.Metrics = reg
+	// This worker is the cluster: it owns every task, as a herder would
+	// answer. A plugin crash can leave the bad task's abort failing
+	// fatally (INVALID_TXN_STATE); without an owner check such a task is
+	// never restarted, and the test waits for restarts.
+	cfg.OwnsTask = func(context.Context, worker.TaskID) (bool, error) { return true, nil }
 	began := time.Now()
 	w, st := e.start(cfg)
 	scrapes := startScraper(t, w, reg)
