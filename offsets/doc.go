@@ -5,10 +5,14 @@
 // the value is the JSON offset object, and a null value (tombstone) removes
 // the partition. The worker's exactly-once source runner produces offset
 // records with the task's own transactional producer (Message builds them),
-// so records and offsets commit atomically; Store reads them back with
-// isolation.level=read_committed when a task starts (with internal/compacted,
-// to the high watermarks as of the read), and implements the get, alter and
-// reset operations behind the REST offsets endpoints.
+// so records and offsets commit atomically. Store reads them back with
+// isolation.level=read_committed (with internal/compacted, to the high
+// watermarks as of the read) and implements the get, alter and reset
+// operations behind the REST offsets endpoints. A Follower (Store.Follow)
+// keeps following the topic with one consumer and answers the same reads
+// from memory once it has read to the end: a worker's source tasks read
+// their offsets from it when they start, so a thousand starting tasks do
+// not each read the whole topic.
 //
 // Sink offsets are not stored here: they are the committed offsets of the
 // consumer group connect-<connector> (SinkGroup), read and changed through

@@ -100,49 +100,62 @@ func (s *Store) ReadAll(ctx context.Context) (map[string][]Offset, error) {
 
 func (s *Store) read(ctx context.Context, want func(connector string) bool) (map[string][]Offset, error) {
 	latest := map[string]map[string][]byte{} // connector → partition → offset
-	err := s.scan(ctx, func(m compacted.Record) {
-		conn, part, err := ParseKey(m.Key)
-		if err != nil {
-			s.cfg.Logger.Warn("skipping offsets record with a malformed key",
-				"partition", m.Partition, "offset", m.Offset, "error", err)
-			return
-		}
-		if !want(conn) {
-			return
-		}
-		byPart := latest[conn]
-		if byPart == nil {
-			byPart = map[string][]byte{}
-			latest[conn] = byPart
-		}
-		if len(m.Value) == 0 {
-			delete(byPart, string(part))
-			return
-		}
-		val, err := Canonical(m.Value)
-		if err != nil {
-			s.cfg.Logger.Warn("skipping offsets record with a malformed value",
-				"connector", conn, "partition", m.Partition, "offset", m.Offset, "error", err)
-			return
-		}
-		byPart[string(part)] = val
-	})
+	err := s.scan(ctx, func(m compacted.Record) { applyRecord(latest, m, want, s.cfg.Logger) })
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string][]Offset, len(latest))
 	for conn, byPart := range latest {
-		if len(byPart) == 0 {
-			continue
+		if len(byPart) > 0 {
+			out[conn] = sortedOffsets(byPart)
 		}
-		list := make([]Offset, 0, len(byPart))
-		for p, o := range byPart {
-			list = append(list, Offset{Partition: []byte(p), Offset: o})
-		}
-		sort.Slice(list, func(i, j int) bool { return bytes.Compare(list[i].Partition, list[j].Partition) < 0 })
-		out[conn] = list
 	}
 	return out, nil
+}
+
+// applyRecord applies one offsets record to latest (connector →
+// partition → offset), for the connectors want accepts (all when nil). A
+// tombstone removes the partition; malformed records are logged and
+// skipped.
+func applyRecord(latest map[string]map[string][]byte, m compacted.Record, want func(string) bool, log *slog.Logger) {
+	conn, part, err := ParseKey(m.Key)
+	if err != nil {
+		log.Warn("skipping offsets record with a malformed key",
+			"partition", m.Partition, "offset", m.Offset, "error", err)
+		return
+	}
+	if want != nil && !want(conn) {
+		return
+	}
+	byPart := latest[conn]
+	if byPart == nil {
+		byPart = map[string][]byte{}
+		latest[conn] = byPart
+	}
+	if len(m.Value) == 0 {
+		delete(byPart, string(part))
+		return
+	}
+	val, err := Canonical(m.Value)
+	if err != nil {
+		log.Warn("skipping offsets record with a malformed value",
+			"connector", conn, "partition", m.Partition, "offset", m.Offset, "error", err)
+		return
+	}
+	byPart[string(part)] = val
+}
+
+// sortedOffsets lists byPart sorted by partition.
+func sortedOffsets(byPart map[string][]byte) []Offset {
+	if len(byPart) == 0 {
+		return nil
+	}
+	list := make([]Offset, 0, len(byPart))
+	for p, o := range byPart {
+		list = append(list, Offset{Partition: []byte(p), Offset: o})
+	}
+	sort.Slice(list, func(i, j int) bool { return bytes.Compare(list[i].Partition, list[j].Partition) < 0 })
+	return list
 }
 
 // scan calls fn for every committed record of the topic, in order per
@@ -168,18 +181,24 @@ func (s *Store) scan(ctx context.Context, fn func(compacted.Record)) error {
 			fn(r)
 		}
 	})
+	if err == nil {
+		return nil
+	}
+	return readError(s.cfg, err)
+}
+
+// readError explains a failed read of the offsets topic.
+func readError(cfg Config, err error) error {
 	var behind *compacted.BehindError
 	switch {
-	case err == nil:
-		return nil
 	case errors.Is(err, compacted.ErrTopicMissing):
-		return missing(s.cfg.Topic)
+		return missing(cfg.Topic)
 	case errors.As(err, &behind):
 		return fmt.Errorf("offsets topic %q: reading to the end (read_committed) did not finish within %v; "+
 			"partitions %v are behind, most likely held back by an open transaction of another producer: %w",
-			s.cfg.Topic, s.cfg.ReadTimeout, behind.Behind, err)
+			cfg.Topic, cfg.ReadTimeout, behind.Behind, err)
 	}
-	return fmt.Errorf("offsets topic %q: %w", s.cfg.Topic, err)
+	return fmt.Errorf("offsets topic %q: %w", cfg.Topic, err)
 }
 
 // WriteOptions control Alter and Reset.

@@ -54,12 +54,44 @@ func render(list []offsets.Offset) string {
 	return b.String()
 }
 
+// readFunc reads a connector's committed offsets.
+type readFunc func(ctx context.Context, connector string) ([]offsets.Offset, error)
+
+// readerKinds are the two ways a worker reads committed offsets: a
+// one-shot Store.Read (a connector's own offsets.storage.topic), and a
+// Follower that follows the topic (the worker's offsets topic).
+var readerKinds = []string{"store", "follower"}
+
+// newReader returns a reader of kind on topic; a follower starts now and
+// follows the topic for the rest of the test.
+func newReader(t *testing.T, kind, topic string, timeout time.Duration) (readFunc, error) {
+	t.Helper()
+	s := newStore(t, topic, timeout)
+	if kind == "store" {
+		return s.Read, nil
+	}
+	f, err := s.Follow(ctx(t))
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(f.Close)
+	return f.Read, nil
+}
+
 func TestAlterReadReset(t *testing.T) {
+	for _, kind := range readerKinds {
+		t.Run(kind, func(t *testing.T) { testAlterReadReset(t, kind) })
+	}
+}
+
+func testAlterReadReset(t *testing.T, kind string) {
 	topic := compactTopic(t, 3)
 	s := newStore(t, topic, 30*time.Second)
+	read, err := newReader(t, kind, topic, 30*time.Second)
+	must(t, err)
 	c := ctx(t)
 
-	if got, err := s.Read(c, "a"); err != nil || len(got) != 0 {
+	if got, err := read(c, "a"); err != nil || len(got) != 0 {
 		t.Fatalf("Read on an empty topic = %v, %v", got, err)
 	}
 	must(t, s.Alter(c, "a", []offsets.Offset{off(`{"f":"x"}`, `{"pos":1}`), off(`{"f":"y"}`, `{"pos":1}`)}, offsets.WriteOptions{}))
@@ -67,7 +99,7 @@ func TestAlterReadReset(t *testing.T) {
 	// A later write wins; the key is canonical whatever the field order.
 	must(t, s.Alter(c, "a", []offsets.Offset{off(`{ "f" : "x" }`, `{"pos":2,"gen":7}`)}, offsets.WriteOptions{TransactionalID: kafkatest.UniqueName(t, "alter")}))
 
-	got, err := s.Read(c, "a")
+	got, err := read(c, "a")
 	must(t, err)
 	if want := `{"f":"x"}={"gen":7,"pos":2};{"f":"y"}={"pos":1};`; render(got) != want {
 		t.Fatalf("Read(a) = %s, want %s", render(got), want)
@@ -80,18 +112,18 @@ func TestAlterReadReset(t *testing.T) {
 
 	// A tombstone removes one partition; Reset removes the rest.
 	must(t, s.Alter(c, "a", []offsets.Offset{off(`{"f":"y"}`, "")}, offsets.WriteOptions{}))
-	got, err = s.Read(c, "a")
+	got, err = read(c, "a")
 	must(t, err)
 	if want := `{"f":"x"}={"gen":7,"pos":2};`; render(got) != want {
 		t.Fatalf("after tombstone Read(a) = %s, want %s", render(got), want)
 	}
 	must(t, s.Reset(c, "a", offsets.WriteOptions{}))
-	got, err = s.Read(c, "a")
+	got, err = read(c, "a")
 	must(t, err)
 	if len(got) != 0 {
 		t.Fatalf("after Reset Read(a) = %s", render(got))
 	}
-	if got, _ := s.Read(c, "b"); render(got) != `{"f":"x"}={"pos":99};` {
+	if got, _ := read(c, "b"); render(got) != `{"f":"x"}={"pos":99};` {
 		t.Fatalf("Reset(a) touched b: %s", render(got))
 	}
 }
@@ -145,8 +177,18 @@ func (w *txWriter) write(key, value string) {
 }
 
 func TestReadIsReadCommitted(t *testing.T) {
+	for _, kind := range readerKinds {
+		t.Run(kind, func(t *testing.T) { testReadIsReadCommitted(t, kind) })
+	}
+}
+
+func testReadIsReadCommitted(t *testing.T, kind string) {
 	topic := compactTopic(t, 1)
 	c := ctx(t)
+	read, err := newReader(t, kind, topic, 30*time.Second)
+	must(t, err)
+	impatient, err := newReader(t, kind, topic, 3*time.Second)
+	must(t, err)
 
 	w := newTxWriter(t, topic)
 	w.begin()
@@ -158,7 +200,7 @@ func TestReadIsReadCommitted(t *testing.T) {
 	must(t, w.p.AbortTransaction(c))
 	// The partition now ends with an abort marker: the reader must still
 	// finish (the marker is never delivered as a record).
-	got, err := newStore(t, topic, 30*time.Second).Read(c, "a")
+	got, err := read(c, "a")
 	must(t, err)
 	if want := `{"p":1}={"pos":1};`; render(got) != want {
 		t.Fatalf("Read = %s, want %s (aborted records must be invisible)", render(got), want)
@@ -173,12 +215,12 @@ func TestReadIsReadCommitted(t *testing.T) {
 	w.write(`["a",{"p":1}]`, `{"pos":3}`)
 	must(t, w.p.CommitTransaction(c))
 
-	_, err = newStore(t, topic, 3*time.Second).Read(c, "a")
+	_, err = impatient(c, "a")
 	if err == nil || !strings.Contains(err.Error(), "open transaction") {
 		t.Fatalf("Read behind an open transaction = %v, want a timeout naming the open transaction", err)
 	}
 	must(t, other.p.CommitTransaction(c))
-	got, err = newStore(t, topic, 30*time.Second).Read(c, "a")
+	got, err = read(c, "a")
 	must(t, err)
 	if want := `{"p":1}={"pos":3};`; render(got) != want {
 		t.Fatalf("Read = %s, want %s", render(got), want)
@@ -186,8 +228,16 @@ func TestReadIsReadCommitted(t *testing.T) {
 }
 
 func TestReadSkipsMalformedRecords(t *testing.T) {
+	for _, kind := range readerKinds {
+		t.Run(kind, func(t *testing.T) { testReadSkipsMalformedRecords(t, kind) })
+	}
+}
+
+func testReadSkipsMalformedRecords(t *testing.T, kind string) {
 	topic := compactTopic(t, 1)
 	c := ctx(t)
+	read, err := newReader(t, kind, topic, 30*time.Second)
+	must(t, err)
 	w := newTxWriter(t, topic)
 	w.begin()
 	w.write(`not-json`, `{"pos":1}`)
@@ -195,7 +245,7 @@ func TestReadSkipsMalformedRecords(t *testing.T) {
 	w.write(`["a",{"p":1}]`, `[1,2]`)
 	w.write(`["a",{"p":2}]`, `{"pos":5}`)
 	must(t, w.p.CommitTransaction(c))
-	got, err := newStore(t, topic, 30*time.Second).Read(c, "a")
+	got, err := read(c, "a")
 	must(t, err)
 	if want := `{"p":2}={"pos":5};`; render(got) != want {
 		t.Fatalf("Read = %s, want %s", render(got), want)
@@ -203,10 +253,17 @@ func TestReadSkipsMalformedRecords(t *testing.T) {
 }
 
 func TestReadMissingTopic(t *testing.T) {
-	name := kafkatest.UniqueName(t, "missing")
-	_, err := newStore(t, name, 10*time.Second).Read(ctx(t), "a")
-	if !errors.Is(err, offsets.ErrTopicMissing) {
-		t.Fatalf("Read on a missing topic: %v", err)
+	for _, kind := range readerKinds {
+		t.Run(kind, func(t *testing.T) {
+			name := kafkatest.UniqueName(t, "missing")
+			read, err := newReader(t, kind, name, 10*time.Second)
+			if err == nil {
+				_, err = read(ctx(t), "a")
+			}
+			if !errors.Is(err, offsets.ErrTopicMissing) {
+				t.Fatalf("reading a missing topic: %v", err)
+			}
+		})
 	}
 }
 

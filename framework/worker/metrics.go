@@ -43,6 +43,7 @@ type metrics struct {
 	startsActive   prometheus.Gauge
 	startsWaiting  prometheus.Gauge
 	pluginLogDrops *prometheus.CounterVec
+	taskProducers  prometheus.Gauge
 
 	// Worker-level startup outcomes (connect-worker-metrics
 	// connector/task-startup-{success,failure}-total).
@@ -155,6 +156,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "connectd_worker_starts_waiting",
 			Help: "Connector instances and task incarnations waiting for a start slot (worker.start.concurrency).",
 		}),
+		taskProducers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "connectd_worker_task_producers",
+			Help: "Kafka producers the worker's source tasks hold: one per at-least-once producer configuration shared by plugin.isolation=plugin connectors, one per task otherwise (exactly-once, plugin.isolation=connector).",
+		}),
 		connectorStartups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "connectd_worker_connector_startups_total",
 			Help: "Connector instance starts on this worker by result: success (started), failure (the plugin process or the connector's Start failed).",
@@ -208,6 +213,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.pluginLogDrops = register(m.pluginLogDrops).(*prometheus.CounterVec)
 	m.startsActive = register(m.startsActive).(prometheus.Gauge)
 	m.startsWaiting = register(m.startsWaiting).(prometheus.Gauge)
+	m.taskProducers = register(m.taskProducers).(prometheus.Gauge)
 	m.connectorStartups = register(m.connectorStartups).(*prometheus.CounterVec)
 	m.taskStartups = register(m.taskStartups).(*prometheus.CounterVec)
 	if err == nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/connectd/connectd/framework/configdef"
 	"github.com/connectd/connectd/framework/worker"
 	"github.com/connectd/connectd/internal/kafkatest"
@@ -153,5 +155,65 @@ func TestHungTaskDoesNotBlockSharedProcess(t *testing.T) {
 	})
 	if pids := pluginPids(w)["TestFileSink"]; len(pids) != 1 {
 		t.Errorf("TestFileSink processes %v, want one shared", pids)
+	}
+}
+
+// At-least-once source tasks of connectors with plugin.isolation=plugin
+// write through one producer per worker (connectd_worker_task_producers),
+// each task still gets every delivery report of its own records and
+// commits its own offsets; a plugin.isolation=connector connector's task
+// has its own producer; and the last task to stop closes them.
+func TestSourceTasksShareAProducer(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(false)
+	w, st := e.start(cfg)
+	const perTask = 3000
+	type conn struct {
+		name, topic string
+		tasks       int
+	}
+	var conns []conn
+	for i := range 3 {
+		conns = append(conns, conn{kafkatest.UniqueName(t, fmt.Sprint("s", i)), kafkatest.Topic(t, kafkatest.Partitions(2)), 2})
+	}
+	own := conn{kafkatest.UniqueName(t, "own"), kafkatest.Topic(t, kafkatest.Partitions(2)), 1}
+	var ids []worker.TaskID
+	for _, c := range append(conns, own) {
+		props := datagenProps(c.topic, c.tasks, perTask)
+		if c == own {
+			props["plugin.isolation"] = "connector"
+		}
+		ids = append(ids, e.run(w, c.name, props)...)
+	}
+	for _, id := range ids {
+		st.waitFor(t, id.String(), worker.StateRunning, time.Minute)
+	}
+	reg := cfg.Metrics.(prometheus.Gatherer)
+	if got := gaugeValue(t, reg, "connectd_worker_task_producers"); got != 2 {
+		t.Errorf("connectd_worker_task_producers = %v with 7 at-least-once tasks of which 1 isolated, want 2 (one shared, one own)", got)
+	}
+	for _, c := range append(conns, own) {
+		checkExactlyOnce(t, readCommitted(t, c.topic, c.tasks*perTask, time.Minute), c.tasks, perTask)
+	}
+	for _, id := range ids {
+		kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+			n := metricSum(t, cfg, "connectd_task_offset_commits_total", map[string]string{"connector": id.Connector, "task": fmt.Sprint(id.Task), "result": "success"})
+			return n > 0, fmt.Sprintf("task %s committed no offsets through the shared producer", id)
+		})
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.StopTasks(ctx, ids[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := gaugeValue(t, reg, "connectd_worker_task_producers"); got != 2 {
+		t.Errorf("connectd_worker_task_producers = %v after one of the sharing tasks stopped, want 2", got)
+	}
+	if err := w.StopTasks(ctx, ids[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if got := gaugeValue(t, reg, "connectd_worker_task_producers"); got != 0 {
+		t.Errorf("connectd_worker_task_producers = %v after every task stopped, want 0", got)
 	}
 }

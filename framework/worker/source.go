@@ -99,11 +99,22 @@ func (r *sourceRunner) run(ctx context.Context, ctl *taskControl) error {
 	return r.runALO(ctx, ctl)
 }
 
+// offsetReader is where a task reads its committed offsets: the worker's
+// follower of its own offsets topic, or a one-shot read of a connector's
+// offsets.storage.topic.
+type offsetReader interface {
+	Read(ctx context.Context, connector string) ([]offsets.Offset, error)
+}
+
 // prepare checks the offsets topic and the dead-letter topic, and returns
-// the committed offsets store.
-func (r *sourceRunner) prepare(ctx context.Context) (*offsets.Store, error) {
-	if err := r.w.verifyOffsetsTopic(ctx, r.offsetsTopic, r.offsetsParts); err != nil {
-		return nil, err
+// where the committed offsets are read. The worker's own offsets topic was
+// checked when the worker started.
+func (r *sourceRunner) prepare(ctx context.Context) (offsetReader, error) {
+	own := r.offsetsTopic == r.w.cfg.OffsetsTopic
+	if !own {
+		if err := r.w.verifyOffsetsTopic(ctx, r.offsetsTopic, r.offsetsParts); err != nil {
+			return nil, err
+		}
 	}
 	if r.policy.DLQTopic != "" {
 		admin, err := r.w.newAdmin(r.t.connProps)
@@ -114,6 +125,9 @@ func (r *sourceRunner) prepare(ctx context.Context) (*offsets.Store, error) {
 		if err := ensureDLQTopic(ctx, admin.AdminClient, r.policy.DLQTopic, r.policy.DLQReplicationFactor); err != nil {
 			return nil, err
 		}
+	}
+	if own {
+		return r.w.offsetsFollower(ctx)
 	}
 	return offsets.NewStore(offsets.Config{Topic: r.offsetsTopic, Client: r.w.internalClient(), Logger: r.t.log})
 }
@@ -167,7 +181,7 @@ func (r *sourceRunner) producerConfig(extra map[string]any) (kafka.ConfigMap, er
 }
 
 // committedOffsets reads what the connector has committed, read_committed.
-func (r *sourceRunner) committedOffsets(ctx context.Context, store *offsets.Store) (*offsetSet, error) {
+func (r *sourceRunner) committedOffsets(ctx context.Context, store offsetReader) (*offsetSet, error) {
 	list, err := store.Read(ctx, r.id.Connector)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/connectd/connectd/internal/kafkalog"
+	"github.com/connectd/connectd/framework/connconfig"
 	"github.com/connectd/connectd/offsets"
 	"github.com/connectd/connectd/plugins/host"
 )
@@ -19,6 +19,7 @@ import (
 // dead-letter copies). Its offsets may be written once every delivery of
 // it, and of every batch before it, is acknowledged.
 type ackBatch struct {
+	task         *aloTask
 	pending      atomic.Int64
 	records      int
 	bytes        int
@@ -41,7 +42,8 @@ type aloTask struct {
 	r         *sourceRunner
 	topics    topicReporter
 	hard      context.Context
-	p         *kafka.Producer
+	sp        *sharedProducer
+	p         *kafka.Producer // sp's
 	topic     string
 	committed *offsetSet
 	sess      *session
@@ -54,9 +56,17 @@ type aloTask struct {
 	errMu sync.Mutex
 	err   error // first failed delivery
 	errCh chan struct{}
+
+	// inflight counts this task's records and dead-letter copies in the
+	// producer (which other tasks may share) not yet reported; a report
+	// that brings it to zero signals drained.
+	inflight atomic.Int64
+	drained  chan struct{}
 }
 
-// runALO runs the task at-least-once: an idempotent producer, and every
+// runALO runs the task at-least-once: an idempotent producer (shared
+// with the worker's other at-least-once tasks of the same producer
+// configuration, unless plugin.isolation=connector), and every
 // offset.flush.interval.ms the offsets of batches whose records are all
 // acknowledged are written to the offsets topic, then reported to the
 // plugin. A crash replays at most what was written since the last flush.
@@ -70,18 +80,18 @@ func (r *sourceRunner) runALO(ctx context.Context, ctl *taskControl) error {
 	if err != nil {
 		return err
 	}
-	p, err := kafkalog.NewProducer(r.t.log, cm)
+	isolation, err := r.w.isolation(r.t.connProps)
 	if err != nil {
-		return fmt.Errorf("producer: %w", err)
+		return err
 	}
-	defer p.Close()
-	a := &aloTask{r: r, hard: hard, p: p, topic: r.offsetsTopic, unflushed: newOffsetSet(), errCh: make(chan struct{}),
-		topics: newTopicReporter(r.w.status, r.id)}
-	go drainEvents(p, a.onDelivery, func(ke kafka.Error) {
-		if ke.IsFatal() {
-			a.fail(fmt.Errorf("fatal producer error: %w", ke))
-		}
-	})
+	a := &aloTask{r: r, hard: hard, topic: r.offsetsTopic, unflushed: newOffsetSet(), errCh: make(chan struct{}),
+		drained: make(chan struct{}, 1), topics: newTopicReporter(r.w.status, r.id)}
+	shared := isolation == connconfig.IsolationPlugin
+	if a.sp, err = r.w.producers.acquire(a, cm, shared, "connectd-"+r.w.cfg.GroupID+"-source-producer"); err != nil {
+		return err
+	}
+	a.p = a.sp.p
+	defer a.sp.release(a)
 	if a.committed, err = r.committedOffsets(ctx, store); err != nil {
 		return err
 	}
@@ -92,8 +102,7 @@ func (r *sourceRunner) runALO(ctx context.Context, ctl *taskControl) error {
 	return a.loop(ctx, ctl)
 }
 
-func (a *aloTask) onDelivery(m *kafka.Message) {
-	b, _ := m.Opaque.(*ackBatch)
+func (a *aloTask) onDelivery(m *kafka.Message, b *ackBatch) {
 	if m.TopicPartition.Error != nil {
 		topic := ""
 		if m.TopicPartition.Topic != nil {
@@ -101,9 +110,26 @@ func (a *aloTask) onDelivery(m *kafka.Message) {
 		}
 		a.fail(fmt.Errorf("delivery to %s[%d] failed: %w", topic, m.TopicPartition.Partition, m.TopicPartition.Error))
 	}
-	if b != nil {
-		b.release()
+	b.release()
+	if a.inflight.Add(-1) == 0 {
+		select {
+		case a.drained <- struct{}{}:
+		default:
+		}
 	}
+}
+
+// produce hands m, part of batch b, to the producer.
+func (a *aloTask) produce(m *kafka.Message, b *ackBatch) error {
+	m.Opaque = b
+	b.pending.Add(1)
+	a.inflight.Add(1)
+	if err := produce(a.hard, a.p, m); err != nil {
+		b.pending.Add(-1)
+		a.inflight.Add(-1)
+		return err
+	}
+	return nil
 }
 
 func (a *aloTask) fail(err error) {
@@ -131,7 +157,17 @@ func (a *aloTask) loop(ctx context.Context, ctl *taskControl) error {
 		}
 	}
 	report()
-	flush := time.NewTicker(a.r.w.cfg.OffsetFlushInterval)
+	// The flush timer runs only while there is something to flush: an
+	// idle task wakes for nothing.
+	flush := time.NewTimer(a.r.w.cfg.OffsetFlushInterval)
+	flush.Stop()
+	armed := false
+	arm := func() {
+		if !armed && (len(a.fifo) > 0 || a.unflushed.len() > 0) {
+			flush.Reset(a.r.w.cfg.OffsetFlushInterval)
+			armed = true
+		}
+	}
 	defer flush.Stop()
 	for {
 		var batches <-chan fetched
@@ -151,10 +187,13 @@ func (a *aloTask) loop(ctx context.Context, ctl *taskControl) error {
 				return err
 			}
 			a.sess.task.Release(f.b) // produced (copied) and its offsets are copies
+			arm()
 		case <-flush.C:
+			armed = false
 			if err := a.flushOffsets(); err != nil {
 				return err
 			}
+			arm()
 		case <-a.errCh:
 			return a.failure()
 		}
@@ -167,17 +206,14 @@ func (a *aloTask) process(f fetched) error {
 	if err := r.creator.ensure(a.hard, f.b.Records); err != nil {
 		return err
 	}
-	b := &ackBatch{records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten, writtenBytes: r.t.tm.sourceBytes}
+	b := &ackBatch{task: a, records: len(f.b.Records), offsets: f.b.Offsets, written: r.t.tm.sourceWritten, writtenBytes: r.t.tm.sourceBytes}
 	b.pending.Add(1) // held until every produce below is issued
 	m := &a.msg
 	a.topics.batch()
 	for i := range f.b.Records {
 		a.topics.record(f.b.Records[i].Topic)
 		a.hdrs = messageFor(m, &f.b.Records[i], a.hdrs)
-		m.Opaque = b
-		b.pending.Add(1)
-		if err := produce(a.hard, a.p, m); err != nil {
-			b.pending.Add(-1)
+		if err := a.produce(m, b); err != nil {
 			b.records--
 			if !isTooLarge(err) {
 				return fmt.Errorf("produce to %s: %w", f.b.Records[i].Topic, err)
@@ -204,10 +240,7 @@ func (a *aloTask) tolerate(b *ackBatch, f *recordFailure) error {
 	if err != nil || dlq == nil {
 		return err
 	}
-	dlq.Opaque = b
-	b.pending.Add(1)
-	if err := produce(a.hard, a.p, dlq); err != nil {
-		b.pending.Add(-1)
+	if err := a.produce(dlq, b); err != nil {
 		a.r.t.tm.dlqFailed.Inc()
 		return fmt.Errorf("produce to dead-letter topic %s: %w", a.r.policy.DLQTopic, err)
 	}
@@ -272,13 +305,17 @@ func (a *aloTask) flushOffsets() error {
 	return nil
 }
 
-// shutdown waits (until hard) for outstanding deliveries, writes the final
-// offsets, and stops the plugin task.
+// shutdown waits (until hard) for this task's outstanding deliveries,
+// writes the final offsets, and stops the plugin task.
 func (a *aloTask) shutdown() error {
 	a.sess.cancel()
 	<-a.sess.fetched
-	for a.p.Len() > 0 && a.hard.Err() == nil {
-		a.p.Flush(100)
+	for a.inflight.Load() > 0 {
+		select {
+		case <-a.drained:
+		case <-a.hard.Done():
+			return a.hard.Err()
+		}
 	}
 	if err := a.failure(); err != nil {
 		return err

@@ -81,7 +81,11 @@ func (r *sourceRunner) runEOS(ctx context.Context, ctl *taskControl) error {
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}
-	defer p.Close()
+	r.w.metrics.taskProducers.Inc()
+	defer func() {
+		p.Close()
+		r.w.metrics.taskProducers.Dec()
+	}()
 	e := &eosTask{r: r, hard: hard, p: p, txID: txID, topic: r.offsetsTopic, topics: newTopicReporter(r.w.status, r.id)}
 	e.txn.offsets = newOffsetSet()
 	go drainEvents(p, e.onDelivery, func(ke kafka.Error) {

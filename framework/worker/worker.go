@@ -46,11 +46,17 @@ func (e *ProcessLimitError) Error() string {
 // decides what runs where; the Worker runs it, reports every state change
 // to its StatusListener, and restarts what fails.
 type Worker struct {
-	cfg     Config
-	status  StatusListener
-	log     *slog.Logger
-	metrics *metrics
-	starts  *startGate
+	cfg       Config
+	status    StatusListener
+	log       *slog.Logger
+	metrics   *metrics
+	starts    *startGate
+	producers *producerPool
+
+	// follower follows the worker's offsets topic for its source tasks'
+	// starts; created by the first one.
+	followMu sync.Mutex
+	follower *offsets.Follower
 
 	mu     sync.Mutex
 	closed bool
@@ -78,7 +84,8 @@ func New(ctx context.Context, cfg Config, status StatusListener) (*Worker, error
 	}
 	w := &Worker{
 		cfg: cfg, status: status, log: cfg.Logger, metrics: m, starts: newStartGate(cfg.StartConcurrency, m),
-		procs: map[string]*procEntry{}, connectors: map[string]*connectorRuntime{}, tasks: map[TaskID]*taskRuntime{},
+		producers: newProducerPool(cfg.Logger, m.taskProducers),
+		procs:     map[string]*procEntry{}, connectors: map[string]*connectorRuntime{}, tasks: map[TaskID]*taskRuntime{},
 	}
 	if err := cfg.Metrics.Register(newCollector(w)); err != nil {
 		var are prometheus.AlreadyRegisteredError
@@ -478,7 +485,37 @@ func (w *Worker) Close(ctx context.Context) error {
 		_ = w.StopConnector(ctx, name)
 	}
 	w.closeProcesses(ctx)
+	w.followMu.Lock()
+	if w.follower != nil {
+		w.follower.Close()
+		w.follower = nil
+	}
+	w.followMu.Unlock()
 	return nil
+}
+
+// offsetsFollower returns the follower of the worker's offsets topic,
+// starting it on first use.
+func (w *Worker) offsetsFollower(ctx context.Context) (*offsets.Follower, error) {
+	w.followMu.Lock()
+	defer w.followMu.Unlock()
+	if w.follower != nil {
+		return w.follower, nil
+	}
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	store, err := offsets.NewStore(offsets.Config{Topic: w.cfg.OffsetsTopic, Client: w.internalClient(), Logger: w.log})
+	if err != nil {
+		return nil, err
+	}
+	if w.follower, err = store.Follow(ctx); err != nil {
+		return nil, err
+	}
+	return w.follower, nil
 }
 
 // newRunner builds the runner for a task from its connector's plugin type
