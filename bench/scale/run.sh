@@ -8,7 +8,12 @@
 # file, on the same local broker (make kafka-up), each with internal topics
 # of its own. See bench/scale/cmd/scalebench for what is measured.
 #
-#   bench/scale/run.sh [scalebench flags]     e.g. -n 0,10,25 -systems connectd
+#   bench/scale/run.sh [-baseline COMMIT] [scalebench flags]     e.g. -n 0,10,25 -systems connectd
+#
+# -baseline COMMIT builds connectd at COMMIT too (from `git archive`) and
+# runs it as the system "baseline" right after connectd in every
+# repetition (add it to -systems, e.g. -systems connectd,baseline): a
+# side-by-side measurement of a change, with a connectd / baseline table.
 #
 # Defaults: -n 0,100,250,500,1000 -systems connectd,kc -reps 1 -window 30s.
 # Environment: BENCH_ARGS (extra flags). Results: bench/out/scale/<time>/
@@ -30,6 +35,18 @@ go build -o "$bin/scalebench" ./bench/scale/cmd/scalebench
 go build -o "$bin/connectd" ./cmd/connectd
 CGO_ENABLED=0 go build -o "$bin/connectd-lines" ./examples/linesource/cmd/connectd-lines
 
+baseline=()
+if [[ ${1:-} == -baseline ]]; then
+  sha=$(git rev-parse --verify "${2:?-baseline needs a commit}^{commit}")
+  src=$out/baseline-src
+  rm -rf "$src" && mkdir -p "$src"
+  git archive "$sha" | tar -x -C "$src"
+  go build -C "$src" -o "$repo/$bin/connectd-baseline" ./cmd/connectd
+  echo "baseline: connectd at $sha"
+  baseline=(-baseline "$bin/connectd-baseline")
+  shift 2
+fi
+
 # shellcheck disable=SC2086
 exec "$bin/scalebench" -bootstrap "$bootstrap" -connectd "$bin/connectd" -plugin "$bin/connectd-lines" \
-  -kc-classpath "$cp_file" -out "$out" "$@" ${BENCH_ARGS:-}
+  -kc-classpath "$cp_file" -out "$out" "${baseline[@]}" "$@" ${BENCH_ARGS:-}

@@ -55,7 +55,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	plugin := fs.String("plugin", "", "connectd-lines binary (examples/linesource)")
 	kcCP := fs.String("kc-classpath", "", "file holding Kafka Connect 4.1.1's classpath (bench/lib.sh kc_classpath)")
 	nList := fs.String("n", "0,100,250,500,1000", "connector counts, ascending")
-	systems := fs.String("systems", "connectd,kc", "systems to run, in this order: connectd, kc")
+	systems := fs.String("systems", "connectd,kc", "systems to run, in this order: connectd, kc, baseline (connectd built from -baseline)")
+	baseline := fs.String("baseline", "", "a second connectd binary (another commit's) for the system \"baseline\": same plugin, same passes, side by side")
 	reps := fs.Int("reps", 1, "repetitions of every system's pass")
 	window := fs.Duration("window", 30*time.Second, "CPU sampling window per N")
 	settle := fs.Duration("settle", 10*time.Second, "wait after all RUNNING before measuring")
@@ -80,7 +81,12 @@ func cmdRun(ctx context.Context, args []string) error {
 			if *plugin == "" {
 				return errors.New("-plugin is required for connectd")
 			}
-			syss = append(syss, &connectdSystem{connectd: *connectd, plugin: *plugin})
+			syss = append(syss, &connectdSystem{label: "connectd", connectd: *connectd, plugin: *plugin})
+		case "baseline":
+			if *plugin == "" || *baseline == "" {
+				return errors.New("-plugin and -baseline are required for baseline")
+			}
+			syss = append(syss, &connectdSystem{label: "connectd-baseline", connectd: *baseline, plugin: *plugin})
 		case "kc":
 			b, err := os.ReadFile(*kcCP)
 			if err != nil {
@@ -88,7 +94,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			}
 			syss = append(syss, &kcSystem{classpath: strings.TrimSpace(string(b))})
 		default:
-			return fmt.Errorf("unknown system %q (want connectd or kc)", s)
+			return fmt.Errorf("unknown system %q (want connectd, kc or baseline)", s)
 		}
 	}
 	set := settings{ns: ns, settle: *settle, window: *window, requests: *requests, timeout: *timeout, restart: *restart}

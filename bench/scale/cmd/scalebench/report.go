@@ -153,14 +153,20 @@ func (rep *report) markdown() string {
 	return b.String()
 }
 
-// ratios writes connectd / Kafka Connect for every row both have.
+// ratios writes connectd / Kafka Connect and connectd / its baseline for
+// every row both sides have.
 func (rep *report) ratios(b *strings.Builder) {
-	order, cd := rep.medians((&connectdSystem{}).name())
-	_, kc := rep.medians((&kcSystem{}).name())
+	rep.ratioTable(b, "connectd", "kafka-connect", "connectd / Kafka Connect")
+	rep.ratioTable(b, "connectd", "connectd-baseline", "connectd / connectd-baseline")
+}
+
+func (rep *report) ratioTable(b *strings.Builder, num, den, title string) {
+	order, cd := rep.medians(num)
+	_, kc := rep.medians(den)
 	if len(cd) == 0 || len(kc) == 0 {
 		return
 	}
-	b.WriteString("\n## connectd / Kafka Connect\n\n")
+	fmt.Fprintf(b, "\n## %s\n\n", title)
 	b.WriteString("| phase | connectors | all RUNNING after | RSS sum | PSS sum | processes | threads | CPU | REST p50 | REST max |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, k := range order {

@@ -53,13 +53,14 @@ listeners=http://127.0.0.1:%[3]d
 // connectdSystem is one `connectd worker` with examples/linesource
 // (LinesSource) installed as a plugin.
 type connectdSystem struct {
+	label    string // system name in the results
 	connectd string // connectd binary
 	plugin   string // connectd-lines binary
 	catalog  string // plugin.path, filled on first start
 }
 
-func (*connectdSystem) name() string              { return "connectd" }
-func (*connectdSystem) topicPrefix(r *run) string { return "connectd-" + r.id }
+func (c *connectdSystem) name() string              { return c.label }
+func (c *connectdSystem) topicPrefix(r *run) string { return c.label + "-" + r.id }
 func (c *connectdSystem) connectorConfig(r *run) map[string]string {
 	return map[string]string{
 		"connector.class": "LinesSource",
