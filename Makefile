@@ -110,7 +110,7 @@ bench-replication-cross: ## connectd vs MirrorMaker 2 from cluster A to cluster 
 
 .PHONY: bench-scale
 bench-scale: ## N idle source connectors on one worker, connectd vs Kafka Connect 4.1.1: start time, RSS/PSS, threads, CPU, REST latency, restart, delete (BENCH_ARGS for scalebench flags)
-	bench/scale/run.sh $(BENCH_ARGS)
+	BENCH_ARGS= bench/scale/run.sh $(BENCH_ARGS)
 
 # The chaos suite (test/chaos, build tag "chaos") starts its own Kafka broker
 # in .run/chaos-broker because it restarts it. DURATION is how long faults are

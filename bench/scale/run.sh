@@ -8,7 +8,7 @@
 # file, on the same local broker (make kafka-up), each with internal topics
 # of its own. See bench/scale/cmd/scalebench for what is measured.
 #
-#   bench/scale/run.sh [-baseline COMMIT] [scalebench flags]     e.g. -n 0,10,25 -systems connectd
+#   bench/scale/run.sh [scalebench flags] [-baseline COMMIT]     e.g. -n 0,10,25 -systems connectd
 #
 # -baseline COMMIT builds connectd at COMMIT too (from `git archive`) and
 # runs it as the system "baseline" right after connectd in every
@@ -35,18 +35,26 @@ go build -o "$bin/scalebench" ./bench/scale/cmd/scalebench
 go build -o "$bin/connectd" ./cmd/connectd
 CGO_ENABLED=0 go build -o "$bin/connectd-lines" ./examples/linesource/cmd/connectd-lines
 
-baseline=()
-if [[ ${1:-} == -baseline ]]; then
-  sha=$(git rev-parse --verify "${2:?-baseline needs a commit}^{commit}")
-  src=$out/baseline-src
-  rm -rf "$src" && mkdir -p "$src"
-  git archive "$sha" | tar -x -C "$src"
-  go build -C "$src" -o "$repo/$bin/connectd-baseline" ./cmd/connectd
-  echo "baseline: connectd at $sha"
-  baseline=(-baseline "$bin/connectd-baseline")
-  shift 2
-fi
-
+# BENCH_ARGS joins the arguments (make passes its BENCH_ARGS as arguments
+# and clears the variable); -baseline COMMIT may come anywhere among them.
 # shellcheck disable=SC2086
+set -- "$@" ${BENCH_ARGS:-}
+baseline=() args=()
+while [[ $# -gt 0 ]]; do
+  if [[ $1 == -baseline ]]; then
+    sha=$(git rev-parse --verify "${2:?-baseline needs a commit}^{commit}")
+    src=$out/baseline-src
+    rm -rf "$src" && mkdir -p "$src"
+    git archive "$sha" | tar -x -C "$src"
+    go build -C "$src" -o "$repo/$bin/connectd-baseline" ./cmd/connectd
+    echo "baseline: connectd at $sha"
+    baseline=(-baseline "$bin/connectd-baseline")
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
+
 exec "$bin/scalebench" -bootstrap "$bootstrap" -connectd "$bin/connectd" -plugin "$bin/connectd-lines" \
-  -kc-classpath "$cp_file" -out "$out" "${baseline[@]}" "$@" ${BENCH_ARGS:-}
+  -kc-classpath "$cp_file" -out "$out" "${baseline[@]}" "${args[@]}"
