@@ -47,7 +47,6 @@ type sharedProducer struct {
 
 	mu    sync.Mutex
 	users map[*aloTask]struct{}
-	dead  error // the fatal error that ended it; no new users then
 }
 
 // producerKey identifies a shareable producer configuration: every
@@ -108,7 +107,8 @@ func deliver(m *kafka.Message) {
 }
 
 // onError fails every user on a fatal error (an idempotent producer that
-// can no longer guarantee order); the producer is not handed out again.
+// can no longer guarantee order). The producer leaves the pool, so it is
+// not handed out again; its users' restarts get a new one.
 func (sp *sharedProducer) onError(ke kafka.Error) {
 	if !ke.IsFatal() {
 		return
@@ -120,7 +120,6 @@ func (sp *sharedProducer) onError(ke kafka.Error) {
 	}
 	sp.pool.mu.Unlock()
 	sp.mu.Lock()
-	sp.dead = err
 	users := make([]*aloTask, 0, len(sp.users))
 	for a := range sp.users {
 		users = append(users, a)
@@ -131,8 +130,11 @@ func (sp *sharedProducer) onError(ke kafka.Error) {
 	}
 }
 
-// release drops task a; the last user closes the producer. a must have
-// waited for its own deliveries.
+// release drops task a; the last user closes the producer. A task that
+// stops waits for its own deliveries first; one that failed may leave
+// records in flight, which other users' producer still delivers (their
+// reports go to the ended task and change nothing) and a last user's
+// closing producer drops, as a task's own producer did.
 func (sp *sharedProducer) release(a *aloTask) {
 	pp := sp.pool
 	pp.mu.Lock()
