@@ -47,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     rm -rf "$src" && mkdir -p "$src"
     git archive "$sha" | tar -x -C "$src"
     go build -C "$src" -o "$repo/$bin/connectd-baseline" ./cmd/connectd
+    rm -rf "$src" # a second module in the tree otherwise
     echo "baseline: connectd at $sha"
     baseline=(-baseline "$bin/connectd-baseline")
     shift 2

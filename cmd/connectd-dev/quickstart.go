@@ -136,7 +136,9 @@ func devQuickstartCommands() []*command {
 				topics = append(topics, c.ConfigTopic, c.OffsetsTopic, c.StatusTopic)
 				groups = append(groups, c.GroupID)
 			}
-			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			// A consumer group member a stopped worker left behind goes
+			// when its session times out (45 s by default).
+			ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 			defer cancel()
 			if err := quickstart.DeleteAll(ctx, bootstrap, topics, groups); err != nil {
 				return &exitError{code: exitFailure, msg: err.Error()}

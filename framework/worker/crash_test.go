@@ -121,12 +121,16 @@ func TestSourceCrashKillPlugin(t *testing.T) {
 		if len(kids) != 1 {
 			t.Fatalf("kill %d: worker %d has datagen plugin processes %v, want one shared by both connectors", i+1, p.pid(), kids)
 		}
+		mark := p.status.count()
 		_ = syscall.Kill(kids[0], syscall.SIGKILL)
 		t.Logf("kill %d/%d: plugin process %d killed", i+1, kills, kids[0])
-		// Every task of the process must notice and fail.
+		// Every task of the process must notice and fail. It may be
+		// RUNNING again by the time this looks (a restart reads its
+		// offsets from the worker's follower at once), so the check is
+		// a FAILED after the kill, not the latest state.
 		kafkatest.Eventually(t, time.Minute, func() (bool, string) {
 			for _, task := range taskNames {
-				if ev, _, ok := lastTaskEvent(p.status, task); !ok || ev.state == worker.StateRunning {
+				if _, _, ok := p.status.find(task, worker.StateFailed, mark); !ok {
 					return false, task + " did not notice the dead plugin; events:" + p.status.String()
 				}
 			}

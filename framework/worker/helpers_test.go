@@ -89,6 +89,13 @@ func (s *statusLog) TaskState(id worker.TaskID, st worker.State, trace string) {
 	s.events = append(s.events, statusEvent{"task", id.String(), st, trace, time.Now()})
 }
 
+// count returns how many events were seen so far.
+func (s *statusLog) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.events)
+}
+
 // find returns the first task event with state st (after skipping the
 // first from events), and its index.
 func (s *statusLog) find(name string, st worker.State, from int) (statusEvent, int, bool) {

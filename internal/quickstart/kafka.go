@@ -66,15 +66,7 @@ func DeleteAll(ctx context.Context, bootstrap string, topics, groups []string) e
 	defer admin.Close()
 	var errs []error
 	if len(groups) > 0 {
-		res, err := admin.DeleteConsumerGroups(ctx, groups)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		for _, g := range res.ConsumerGroupResults {
-			if c := g.Error.Code(); c != kafka.ErrNoError && c != kafka.ErrGroupIDNotFound {
-				errs = append(errs, fmt.Errorf("delete group %s: %w", g.Group, g.Error))
-			}
-		}
+		errs = append(errs, deleteGroups(ctx, admin, groups))
 	}
 	if len(topics) > 0 {
 		res, err := admin.DeleteTopics(ctx, topics)
@@ -237,4 +229,38 @@ func groupLag(ctx context.Context, admin *kafka.AdminClient, c *kafka.Consumer, 
 		lag += max(high-committed, 0)
 	}
 	return lag, ok, nil
+}
+
+// deleteGroups deletes consumer groups. A group that still has a member
+// is tried again until ctx ends: a worker that could not close a sink
+// task's consumer in time (its task abandoned at shutdown) leaves the
+// member behind until its session times out.
+func deleteGroups(ctx context.Context, admin *kafka.AdminClient, groups []string) error {
+	for {
+		res, err := admin.DeleteConsumerGroups(ctx, groups)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		var busy []string
+		for _, g := range res.ConsumerGroupResults {
+			switch g.Error.Code() {
+			case kafka.ErrNoError, kafka.ErrGroupIDNotFound:
+			case kafka.ErrNonEmptyGroup:
+				busy = append(busy, g.Group)
+				errs = append(errs, fmt.Errorf("delete group %s: %w", g.Group, g.Error))
+			default:
+				errs = append(errs, fmt.Errorf("delete group %s: %w", g.Group, g.Error))
+			}
+		}
+		if len(busy) == 0 || len(busy) < len(errs) {
+			return errors.Join(errs...)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(append(errs, fmt.Errorf("groups %v still had members when the time was up: %w", busy, ctx.Err()))...)
+		case <-time.After(time.Second):
+		}
+		groups = busy
+	}
 }

@@ -192,7 +192,7 @@ func registerCleanup(t *testing.T, dir, bootstrap, url, topic string) {
 		if _, err := client.DeleteSubject(subject, false); err == nil {
 			_, _ = client.DeleteSubject(subject, true)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, filepath.Join(dir, "bin", "connectd-dev"), "quickstart", "cleanup",
 			"--source", "quickstart/connectors/avro/orders-datagen.json",
