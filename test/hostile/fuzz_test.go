@@ -276,7 +276,16 @@ func alterOffsets(ctx context.Context, t *testing.T, ws []*worker, name, topic s
 	base := ws[0].url
 	p := "/connectors/" + url.PathEscape(name)
 	if res := retrying(ctx, base, "GET", p, nil); res.code == http.StatusNotFound {
-		createRunning(t, base, name, topic)
+		// Re-created under its old name it inherits the offsets the
+		// fuzzing may have written for it (as in Kafka Connect), which
+		// its task may refuse: running, or failed with a trace.
+		body, _ := json.Marshal(map[string]any{"name": name, "config": datagenConfig(name, topic)})
+		if res := retrying(ctx, base, "POST", "/connectors", body); res.err != nil || res.code != http.StatusCreated {
+			return []string{fmt.Sprintf("re-create %s: %s", name, res)}
+		}
+		eventually(t, 60*time.Second, name+" re-created: RUNNING, or its task FAILED with a trace", func() (bool, string) {
+			return runsOrFailedWithTrace(ctx, base, p)
+		})
 	}
 	if res := retrying(ctx, base, "PUT", p+"/stop", nil); res.code != http.StatusNoContent && res.code != http.StatusAccepted {
 		return []string{fmt.Sprintf("stop %s: %s", name, res)}
@@ -312,19 +321,25 @@ func alterOffsets(ctx context.Context, t *testing.T, ws []*worker, name, topic s
 		failures = append(failures, fmt.Sprintf("resume %s: %s", name, res))
 	}
 	eventually(t, 30*time.Second, name+" resumed: RUNNING, or its task FAILED with a trace", func() (bool, string) {
-		res := do(ctx, base, "GET", p+"/status", nil, "")
-		var st status
-		if json.Unmarshal(res.body, &st) != nil || st.Connector.State != "RUNNING" || len(st.Tasks) == 0 {
-			return false, res.String()
-		}
-		for _, ts := range st.Tasks {
-			if ts.State != "RUNNING" && (ts.State != "FAILED" || ts.Trace == "") {
-				return false, res.String()
-			}
-		}
-		return true, ""
+		return runsOrFailedWithTrace(ctx, base, p)
 	})
 	return failures
+}
+
+// runsOrFailedWithTrace says whether the connector at path p runs, each
+// task RUNNING or FAILED with a trace.
+func runsOrFailedWithTrace(ctx context.Context, base, p string) (bool, string) {
+	res := do(ctx, base, "GET", p+"/status", nil, "")
+	var st status
+	if json.Unmarshal(res.body, &st) != nil || st.Connector.State != "RUNNING" || len(st.Tasks) == 0 {
+		return false, res.String()
+	}
+	for _, ts := range st.Tasks {
+		if ts.State != "RUNNING" && (ts.State != "FAILED" || ts.Trace == "") {
+			return false, res.String()
+		}
+	}
+	return true, ""
 }
 
 // raceOneName sends create, delete, pause, resume, restart, stop and
