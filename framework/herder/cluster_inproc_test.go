@@ -825,3 +825,43 @@ func TestClusterInProcRestartStartsATaskWhoseStartFailed(t *testing.T) {
 		t.Fatal("the runtime does not run the task after the restart")
 	}
 }
+
+// A change of work commits together with the assignment it makes necessary:
+// a new connector's config and a new task generation are each followed in
+// their transaction by the assignment, with no commit marker between them
+// (a marker takes an offset of its own). That halves the serial
+// config-topic transactions between a POST and a running task.
+func TestClusterInProcNewWorkCommitsWithItsAssignment(t *testing.T) {
+	c := newCluster(t, false)
+	c.add()
+	l := c.waitLeader()
+	ctx := ctxT(t)
+	if _, _, err := l.PutConnectorConfig(ctx, "c", map[string]string{"connector.class": "Source", "tasks.max": "2"}, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	kafkatest.Eventually(t, 30*time.Second, func() (bool, string) {
+		n := len(c.rts[0].running())
+		return n == 2, fmt.Sprintf("%d tasks running", n)
+	})
+	recs := kafkatest.ReadAll(t, c.base.ConfigTopic, kafkatest.ReadCommitted, 2*time.Second, 30*time.Second)
+	followedByAssignment := func(key string) {
+		t.Helper()
+		for i, m := range recs {
+			if string(m.Key) != key {
+				continue
+			}
+			if i+1 == len(recs) {
+				t.Fatalf("%s is the last config record; want the assignment after it", key)
+			}
+			next := recs[i+1]
+			if string(next.Key) != "connectd-assignment" || next.TopicPartition.Offset != m.TopicPartition.Offset+1 {
+				t.Errorf("%s at offset %d is followed by %s at offset %d; want the assignment in the same transaction (offset %d)",
+					key, m.TopicPartition.Offset, next.Key, next.TopicPartition.Offset, m.TopicPartition.Offset+1)
+			}
+			return
+		}
+		t.Fatalf("no %s record in the config topic", key)
+	}
+	followedByAssignment("connector-c")
+	followedByAssignment("commit-c")
+}

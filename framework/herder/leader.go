@@ -259,11 +259,42 @@ func (l *leader) privileged(ctx context.Context, build func(s *clusterstate.Snap
 	if err != nil || len(msgs) == 0 {
 		return snap, err
 	}
+	msgs, next := l.withAssignmentLocked(ctx, snap, msgs)
 	snap, err = l.writeLocked(ctx, msgs)
-	if err == nil {
-		l.poke()
+	if err != nil {
+		return snap, err
 	}
-	return snap, err
+	if next != nil {
+		l.assignmentWrittenLocked(next)
+	}
+	l.poke()
+	return snap, nil
+}
+
+// withAssignmentLocked appends to msgs the assignment they make necessary
+// (a new connector's, a new task generation's), so that a change of work
+// and its assignment commit in one config-topic transaction. Transactions
+// are serial and each costs tens of milliseconds, so this halves the time
+// from a POST to a running task. Without a membership answer the
+// assignment is left to reconcile, which would write the same one.
+func (l *leader) withAssignmentLocked(ctx context.Context, snap *clusterstate.Snapshot, msgs []*kafka.Message) ([]*kafka.Message, *clusterstate.Assignment) {
+	live, err := l.liveMembersLocked(ctx)
+	if err != nil {
+		return msgs, nil
+	}
+	after := snap.Clone()
+	for i, m := range msgs {
+		after.Apply(l.log, string(m.Key), m.Value, snap.Offset+int64(i))
+	}
+	next, changed := l.computeLocked(after, live, time.Now())
+	if !changed {
+		return msgs, nil
+	}
+	return append(msgs, record(clusterstate.AssignmentRecord(next))), next
+}
+
+func (l *leader) assignmentWrittenLocked(a *clusterstate.Assignment) {
+	l.log.Info("assignment written", "generation", a.Generation, "workers", len(a.Workers), "revoking", len(l.plan.Revoking))
 }
 
 // liveMembers returns the group's members, refreshed at most every poll
@@ -326,7 +357,7 @@ func (l *leader) reconcile(ctx context.Context) error {
 			return err
 		}
 		if changed {
-			l.log.Info("assignment written", "generation", next.Generation, "workers", len(next.Workers), "revoking", len(l.plan.Revoking))
+			l.assignmentWrittenLocked(next)
 		}
 	}
 	return l.fencePendingLocked(ctx, live, now)
