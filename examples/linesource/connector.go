@@ -19,6 +19,7 @@ const (
 	KeyFiles    = "files"
 	KeyTopic    = "topic"
 	KeyBatch    = "batch.max.lines"
+	KeyPollWait = "poll.wait.ms"
 	keyTaskFile = "task.files" // set by TaskConfigs: the files of one task
 )
 
@@ -33,7 +34,10 @@ func configDef() *configdef.Def {
 			Documentation: "Topic to write the lines to."}).
 		Define(configdef.Key{Name: KeyBatch, Type: configdef.Int, Default: int32(500), Importance: configdef.Low,
 			Validator: configdef.AtLeast(int32(1)), Group: g, OrderInGroup: 3,
-			Documentation: "Most lines one poll returns per file."})
+			Documentation: "Most lines one poll returns per file."}).
+		Define(configdef.Key{Name: KeyPollWait, Type: configdef.Int, Default: int32(200), Importance: configdef.Low,
+			Validator: configdef.Between(int32(1), int32(60000)), Group: g, OrderInGroup: 4,
+			Documentation: "How long a poll that finds no new line waits before it returns, in milliseconds: the delay before a new line is seen, against the cost of an idle task."})
 }
 
 // Connector is the LinesSource connector.

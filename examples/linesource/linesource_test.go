@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/connectd/connectd/examples/linesource"
 	"github.com/connectd/connectd/framework/chain"
+	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/plugins/host"
 	"github.com/connectd/connectd/plugins/plugintest"
 )
@@ -59,6 +63,7 @@ func TestSuite(t *testing.T) {
 			{Name: "file twice", Props: map[string]string{linesource.KeyFiles: a + "," + a}, Key: linesource.KeyFiles},
 			{Name: "no topic", Props: map[string]string{linesource.KeyTopic: ""}, Key: linesource.KeyTopic},
 			{Name: "batch zero", Props: map[string]string{linesource.KeyBatch: "0"}, Key: linesource.KeyBatch},
+			{Name: "poll wait zero", Props: map[string]string{linesource.KeyPollWait: "0"}, Key: linesource.KeyPollWait},
 		},
 		Records: 300,
 	}.Run(t)
@@ -177,5 +182,63 @@ func TestTaskConfigsSplitFiles(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s over %d tasks: %q, want %q", tc.files, tc.maxTasks, got, tc.want)
 		}
+	}
+}
+
+// taskContext is the least a Task needs to start outside a worker.
+type taskContext struct{}
+
+func (taskContext) Connector() string                    { return "lines" }
+func (taskContext) TaskID() int                          { return 0 }
+func (taskContext) Logger() *slog.Logger                 { return slog.New(slog.DiscardHandler) }
+func (taskContext) Metrics() prometheus.Registerer       { return prometheus.NewRegistry() }
+func (taskContext) Offset(map[string]any) map[string]any { return nil }
+func (taskContext) Transactions() sdk.TransactionContext { return nil }
+
+// An empty poll waits poll.wait.ms before it returns (the cost of an idle
+// task), and no longer than its context allows.
+func TestPollWait(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.log")
+	writeLines(t, path, "x", 1, 0)
+	for _, tc := range []struct {
+		name    string
+		wait    string
+		timeout time.Duration
+		atLeast time.Duration
+	}{
+		{name: "default", wait: "", timeout: time.Minute, atLeast: 200 * time.Millisecond},
+		{name: "set", wait: "700", timeout: time.Minute, atLeast: 700 * time.Millisecond},
+		{name: "cancelled", wait: "60000", timeout: 50 * time.Millisecond, atLeast: 50 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			props := map[string]string{linesource.KeyTopic: "lines", linesource.KeyFiles: path}
+			if tc.wait != "" {
+				props[linesource.KeyPollWait] = tc.wait
+			}
+			c := linesource.New()
+			if err := c.Start(context.Background(), nil, props); err != nil {
+				t.Fatal(err)
+			}
+			cfgs, err := c.TaskConfigs(context.Background(), 1)
+			if err != nil || len(cfgs) != 1 {
+				t.Fatalf("task configs %v, %v", cfgs, err)
+			}
+			task := c.NewTask()
+			if err := task.Start(context.Background(), taskContext{}, cfgs[0]); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = task.Stop(context.Background()) })
+			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
+			defer cancel()
+			start := time.Now()
+			recs, err := task.Poll(ctx)
+			took := time.Since(start)
+			if err != nil || len(recs) != 0 {
+				t.Fatalf("poll of an empty file: %d records, %v", len(recs), err)
+			}
+			if took < tc.atLeast || took >= tc.timeout+10*time.Second {
+				t.Errorf("an empty poll returned after %v; want at least %v and about its context's %v at most", took, tc.atLeast, tc.timeout)
+			}
+		})
 	}
 }

@@ -15,9 +15,10 @@ import (
 
 // Task reads its files from the committed line on.
 type Task struct {
-	topic string
-	batch int
-	files []*file
+	topic    string
+	batch    int
+	pollWait time.Duration
+	files    []*file
 }
 
 // file is one source partition.
@@ -43,6 +44,14 @@ func (t *Task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[st
 		}
 		t.batch = n
 	}
+	t.pollWait = 200 * time.Millisecond
+	if v, ok := props[KeyPollWait]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s: %q is not a positive number", KeyPollWait, v)
+		}
+		t.pollWait = time.Duration(n) * time.Millisecond
+	}
 	paths, err := splitFiles(props[keyTaskFile])
 	if err != nil {
 		return fmt.Errorf("%s: %w", keyTaskFile, err)
@@ -63,7 +72,7 @@ func (t *Task) Start(_ context.Context, tctx sdk.SourceTaskContext, props map[st
 }
 
 // Poll returns up to batch.max.lines new complete lines per file. With
-// nothing new it waits a little, so an idle task does not spin.
+// nothing new it waits poll.wait.ms, so an idle task does not spin.
 func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	var out []*sdk.SourceRecord
 	for _, fs := range t.files {
@@ -76,7 +85,7 @@ func (t *Task) Poll(ctx context.Context) ([]*sdk.SourceRecord, error) {
 	if len(out) == 0 {
 		select {
 		case <-ctx.Done():
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(t.pollWait):
 		}
 	}
 	return out, nil

@@ -67,6 +67,8 @@ func (c *connectdSystem) connectorConfig(r *run) map[string]string {
 		"tasks.max":       "1",
 		"files":           r.file,
 		"topic":           r.topic,
+		// An empty poll waits as long as FileStreamSourceTask's does.
+		"poll.wait.ms": "1000",
 	}
 }
 
