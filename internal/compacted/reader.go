@@ -360,6 +360,7 @@ func (r *Reader) poll(ctx context.Context, h Handler) {
 		b, moved = Batch{}, map[int32]int64{}
 	}
 	polls := 0
+	wait := 100 // ms
 	for ctx.Err() == nil {
 		select {
 		case <-r.stall:
@@ -368,7 +369,8 @@ func (r *Reader) poll(ctx context.Context, h Handler) {
 		default:
 		}
 		c := r.current()
-		ev := c.Poll(100)
+		ev := c.Poll(wait)
+		wait = 100
 		polls++
 		switch e := ev.(type) {
 		case *kafka.Message:
@@ -380,7 +382,13 @@ func (r *Reader) poll(ctx context.Context, h Handler) {
 			b.Records = append(b.Records, Record{Partition: p, Offset: off, Key: e.Key, Value: e.Value})
 			advance(p, off+1)
 			// Keep collecting while records are immediately available.
+			// The first poll that finds none reads the position, which
+			// by then has passed a transaction marker right behind these
+			// records: a reader of a transactional topic is at its end
+			// at once, not after the next empty fetch (fetch.wait.max.ms)
+			// or poll timeout.
 			if len(b.Records) < maxBatch && polls%1000 != 0 {
+				wait = 0
 				continue
 			}
 		case kafka.PartitionEOF:
@@ -393,7 +401,9 @@ func (r *Reader) poll(ctx context.Context, h Handler) {
 		}
 		// The position passes transaction markers and aborted records,
 		// which PartitionEOF reports only once a fetch comes back empty:
-		// never on a topic other producers keep committing to.
+		// never on a topic other producers keep committing to. A poll
+		// that returns nothing (at once after records, or after its
+		// timeout) is when to read it.
 		if ev == nil || polls%1000 == 0 {
 			r.positionsOf(c, advance)
 		}
