@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -45,6 +46,12 @@ type leader struct {
 	members      []string
 	membersAt    time.Time
 	membersEp    int64
+	// settled is what the last assignment computation that changed
+	// nothing was computed from. While the config topic and the members
+	// stay the same and no move or departure waits on time, computing
+	// again would give the same answer: reconcile skips that O(work)
+	// computation on every membership poll.
+	settled *settledInputs
 
 	active atomic.Bool
 	// wake is signalled when a leader-side request changed something the
@@ -157,6 +164,7 @@ func (l *leader) claim(ctx context.Context) error {
 	l.producer = p
 	l.fencedAt = -1
 	l.plan = assignment.NewPlanner()
+	l.settled = nil
 	l.pendingSince = map[string]time.Time{}
 	l.membersAt = time.Time{}
 	l.active.Store(true)
@@ -282,6 +290,9 @@ func (l *leader) withAssignmentLocked(ctx context.Context, snap *clusterstate.Sn
 	if err != nil {
 		return msgs, nil
 	}
+	// The computation below may start moves that this write then fails
+	// to record: let reconcile compute again.
+	l.settled = nil
 	after := snap.Clone()
 	for i, m := range msgs {
 		after.Apply(l.log, string(m.Key), m.Value, snap.Offset+int64(i))
@@ -345,7 +356,15 @@ func (l *leader) reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	next, changed := l.computeLocked(snap, live, now)
+	var next *clusterstate.Assignment
+	changed := false
+	if !l.settled.same(snap, live) {
+		next, changed = l.computeLocked(snap, live, now)
+		l.settled = nil
+		if !changed && len(l.plan.Revoking) == 0 && len(l.plan.DepartedAt) == 0 {
+			l.settled = &settledInputs{configOffset: snap.Offset, live: live}
+		}
+	}
 	if changed {
 		msgs = append(msgs, record(clusterstate.AssignmentRecord(next)))
 	}
@@ -416,6 +435,17 @@ func (l *leader) fencePendingLocked(ctx context.Context, live []string, now time
 		l.log.Info("previous task generation fenced; the new one may start", "connector", c, "fenced_tasks", prev, "tasks", snap.TaskCount(c), "waited", now.Sub(since).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// settledInputs are the inputs of an assignment computation that left the
+// assignment as it was.
+type settledInputs struct {
+	configOffset int64
+	live         []string
+}
+
+func (in *settledInputs) same(snap *clusterstate.Snapshot, live []string) bool {
+	return in != nil && in.configOffset == snap.Offset && slices.Equal(in.live, live)
 }
 
 // computeLocked derives the next assignment from the current one (see
