@@ -108,13 +108,13 @@ func (h *Herder) Connectors(ctx context.Context) ([]string, error) {
 	return snap.Connectors(), nil
 }
 
-func (h *Herder) info(snap *clusterstate.Snapshot, name string) api.ConnectorInfo {
+func (h *Herder) info(ctx context.Context, snap *clusterstate.Snapshot, name string) api.ConnectorInfo {
 	cfg, _ := snap.ConnectorConfig(name)
 	tasks := make([]api.ConnectorTaskID, snap.TaskCount(name))
 	for i := range tasks {
 		tasks[i] = api.ConnectorTaskID{Connector: name, Task: i}
 	}
-	return api.ConnectorInfo{Name: name, Config: maps.Clone(cfg), Tasks: tasks, Type: h.connectorType(cfg)}
+	return api.ConnectorInfo{Name: name, Config: maps.Clone(cfg), Tasks: tasks, Type: h.connectorTypeIn(ctx, cfg)}
 }
 
 // ConnectorInfo is GET /connectors/{c}.
@@ -126,7 +126,7 @@ func (h *Herder) ConnectorInfo(ctx context.Context, name string) (api.ConnectorI
 	if !snap.Contains(name) {
 		return api.ConnectorInfo{}, connectorNotFound(name)
 	}
-	return h.info(snap, name), nil
+	return h.info(ctx, snap, name), nil
 }
 
 // ConnectorConfig is GET /connectors/{c}/config: the stored config, with
@@ -285,7 +285,7 @@ func (h *Herder) PutConnectorConfig(ctx context.Context, name string, props map[
 	if err != nil {
 		return api.ConnectorInfo{}, false, err
 	}
-	return h.info(snap, name), created, nil
+	return h.info(ctx, snap, name), created, nil
 }
 
 // PatchConnectorConfig merges patch into the config; a nil value removes
@@ -322,7 +322,7 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 	if err != nil {
 		return api.ConnectorInfo{}, err
 	}
-	return h.info(snap, name), nil
+	return h.info(ctx, snap, name), nil
 }
 
 // DeleteConnector removes a connector (leader only). Its records are
@@ -368,12 +368,11 @@ func (h *Herder) ConnectorStatus(ctx context.Context, name string) (api.Connecto
 		Name:      name,
 		Connector: api.ConnectorState{State: st.State, WorkerID: st.WorkerID, Trace: st.Trace, Version: st.Version},
 		Tasks:     []api.TaskState{},
-		Type:      h.connectorType(cfg),
+		Type:      h.connectorTypeIn(ctx, cfg),
 	}
 	n := snap.TaskCount(name)
-	tasks := h.statuses.tasksOf(name)
 	for i := 0; i < n; i++ {
-		ts, ok := tasks[i]
+		ts, ok := h.statuses.task(api.ConnectorTaskID{Connector: name, Task: i})
 		if !ok {
 			ts = unassignedStatus(snap, assignment.Item{Connector: name, Task: i})
 		}

@@ -135,10 +135,14 @@ func (h *Herder) freshSnapshot(ctx context.Context) (*clusterstate.Snapshot, err
 type readScopeKey struct{}
 
 // readScope records whether the config topic was read to its end for one
-// request.
+// request, and the plugin catalog's stamp as that request first saw it.
 type readScope struct {
 	mu   sync.Mutex
 	read bool
+
+	stamped   bool
+	stamp     string
+	cacheable bool
 }
 
 // WithReadScope returns a context under which the herder reads the config

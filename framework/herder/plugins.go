@@ -29,11 +29,18 @@ type Catalog interface {
 // found are kept until a plugin.path directory changes (an install or a
 // removal renames or deletes a file in it).
 func (h *Herder) connectorType(cfg map[string]string) api.ConnectorType {
+	return h.connectorTypeIn(context.Background(), cfg)
+}
+
+// connectorTypeIn is connectorType for a request: under a read scope
+// (WithReadScope) the plugin directories are looked at once per request,
+// not once per connector listed.
+func (h *Herder) connectorTypeIn(ctx context.Context, cfg map[string]string) api.ConnectorType {
 	if h.cfg.Plugins == nil {
 		return api.TypeUnknown
 	}
 	class := strings.TrimSpace(cfg["connector.class"])
-	stamp, cacheable := h.catalogStamp()
+	stamp, cacheable := h.catalogStampIn(ctx)
 	if cacheable {
 		if t, ok := h.types.get(stamp, class); ok {
 			return t
@@ -51,6 +58,21 @@ func (h *Herder) connectorType(cfg map[string]string) api.ConnectorType {
 		h.types.put(stamp, class, t)
 	}
 	return t
+}
+
+// catalogStampIn is catalogStamp, taken once per read scope.
+func (h *Herder) catalogStampIn(ctx context.Context) (string, bool) {
+	sc, ok := ctx.Value(readScopeKey{}).(*readScope)
+	if !ok {
+		return h.catalogStamp()
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if !sc.stamped {
+		sc.stamp, sc.cacheable = h.catalogStamp()
+		sc.stamped = true
+	}
+	return sc.stamp, sc.cacheable
 }
 
 // catalogStamp identifies the state of the plugin.path directories by

@@ -230,13 +230,6 @@ func (s *statusStore) task(id api.ConnectorTaskID) (Status, bool) {
 	return st, ok
 }
 
-// tasksOf returns the statuses of the connector's tasks.
-func (s *statusStore) tasksOf(name string) map[int]Status {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return maps.Clone(s.tasks[name])
-}
-
 func (s *statusStore) topicsOf(name string) map[string]topicStatus {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
