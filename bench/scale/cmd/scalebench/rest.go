@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"slices"
@@ -27,6 +28,15 @@ func newWorker(port int, p *benchkit.Proc) *worker {
 
 // statuses is one GET /connectors?expand=status.
 func (w *worker) statuses(ctx context.Context) (map[string]api.ConnectorExpanded, error) {
+	body, err := w.statusBody(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return decodeStatuses(body)
+}
+
+// statusBody is one GET /connectors?expand=status, read to its last byte.
+func (w *worker) statusBody(ctx context.Context) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+"/connectors?expand=status", nil)
 	if err != nil {
 		return nil, err
@@ -39,8 +49,16 @@ func (w *worker) statuses(ctx context.Context) (map[string]api.ConnectorExpanded
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET /connectors?expand=status: %s", resp.Status)
 	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET /connectors?expand=status: %w", err)
+	}
+	return body, nil
+}
+
+func decodeStatuses(body []byte) (map[string]api.ConnectorExpanded, error) {
 	out := map[string]api.ConnectorExpanded{}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	if err := json.Unmarshal(body, &out); err != nil {
 		return nil, fmt.Errorf("GET /connectors?expand=status: %w", err)
 	}
 	return out, nil
@@ -106,11 +124,17 @@ func (w *worker) waitRunning(ctx context.Context, label string, want int, notOn 
 func (w *worker) latency(ctx context.Context, n int) (p50, maxD time.Duration, err error) {
 	ds := make([]time.Duration, 0, n)
 	for range n {
+		// The time to the response's last byte: decoding it is the
+		// client's work, not the worker's.
 		t := time.Now()
-		if _, err := w.statuses(ctx); err != nil {
+		body, err := w.statusBody(ctx)
+		if err != nil {
 			return 0, 0, err
 		}
 		ds = append(ds, time.Since(t))
+		if _, err := decodeStatuses(body); err != nil {
+			return 0, 0, err
+		}
 	}
 	if len(ds) == 0 {
 		return 0, 0, nil
