@@ -64,6 +64,7 @@ func cmdRun(ctx context.Context, args []string) error {
 	timeout := fs.Duration("wait-timeout", 20*time.Minute, "longest wait for all RUNNING")
 	workers := fs.Int("workers", 1, "workers: more than 1 runs the cluster mode instead (the largest N across them; kill, join, leave)")
 	restart := fs.Bool("restart", true, "SIGKILL and restart the worker at the largest N")
+	release := fs.Duration("release-wait", 150*time.Second, "after the \"deleted\" row, wait this long and measure again (\"deleted, later\"; 0: don't)")
 	out := fs.String("out", "bench/out/scale", "output directory")
 	_ = fs.Parse(args)
 
@@ -97,7 +98,7 @@ func cmdRun(ctx context.Context, args []string) error {
 			return fmt.Errorf("unknown system %q (want connectd, kc or baseline)", s)
 		}
 	}
-	set := settings{ns: ns, settle: *settle, window: *window, requests: *requests, timeout: *timeout, restart: *restart}
+	set := settings{ns: ns, settle: *settle, window: *window, requests: *requests, timeout: *timeout, restart: *restart, release: *release}
 	stamp := time.Now().UTC().Format("20060102T150405Z")
 	dir, err := filepath.Abs(filepath.Join(*out, stamp))
 	if err != nil {

@@ -137,9 +137,11 @@ func (rep *report) markdown() string {
 				phase, r.N, secs(r.RunningSec), r.RSSMB, r.PSSMB, r.Procs, r.Threads, r.CPUPct, r.RESTP50Ms, r.RESTMaxMs)
 		}
 		if z, ok := m[key{phaseCreate, 0}]; ok {
-			if d, ok := m[key{phaseDeleted, 0}]; ok {
-				fmt.Fprintf(&b, "\nAfter deleting everything, against N=0: processes %+d, threads %+d, RSS %+.0f MB, PSS %+.0f MB.\n",
-					d.Procs-z.Procs, d.Threads-z.Threads, d.RSSMB-z.RSSMB, d.PSSMB-z.PSSMB)
+			for _, ph := range []string{phaseDeleted, phaseReleased} {
+				if d, ok := m[key{ph, 0}]; ok {
+					fmt.Fprintf(&b, "\n%s, against N=0: processes %+d, threads %+d, RSS %+.0f MB, PSS %+.0f MB.\n",
+						ph, d.Procs-z.Procs, d.Threads-z.Threads, d.RSSMB-z.RSSMB, d.PSSMB-z.PSSMB)
+				}
 			}
 		}
 	}

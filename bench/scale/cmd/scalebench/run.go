@@ -16,6 +16,11 @@ const (
 	phaseCreate  = "create"  // N connectors created on a fresh worker
 	phaseRestart = "restart" // the worker SIGKILLed at the largest N and started again
 	phaseDeleted = "deleted" // every connector deleted again
+	// phaseReleased is the deleted worker measured again -release-wait
+	// later: a Go worker's garbage waits for the runtime's periodic
+	// collection (every 2 minutes when nothing else triggers one) before
+	// its memory can go back to the system.
+	phaseReleased = "deleted, later"
 )
 
 // row is one measurement of a worker's process tree.
@@ -55,6 +60,7 @@ type settings struct {
 	requests int           // REST latency samples
 	timeout  time.Duration // per wait for all RUNNING
 	restart  bool
+	release  time.Duration // from the deleted row to the "deleted, later" one (0: none)
 }
 
 // measure samples the worker's tree over the window, then times the REST
@@ -159,6 +165,20 @@ func runPass(ctx context.Context, sys system, r *run, set settings) (rows []row,
 	}
 	m, err := deleteAll(ctx, w, label, created, set)
 	if err != nil {
+		return rows, err
+	}
+	log.Printf("%s: %s", label, m)
+	rows = append(rows, m)
+	if set.release <= 0 {
+		return rows, nil
+	}
+	log.Printf("%s: measuring again in %v", label, set.release)
+	select {
+	case <-ctx.Done():
+		return rows, ctx.Err()
+	case <-time.After(set.release):
+	}
+	if m, err = measure(ctx, w, set, phaseReleased, 0, 0); err != nil {
 		return rows, err
 	}
 	log.Printf("%s: %s", label, m)
