@@ -282,8 +282,8 @@ func (l *leader) privileged(ctx context.Context, build func(s *clusterstate.Snap
 // withAssignmentLocked appends to msgs the assignment they make necessary
 // (a new connector's, a new task generation's), so that a change of work
 // and its assignment commit in one config-topic transaction. Transactions
-// are serial and each costs tens of milliseconds, so this halves the time
-// from a POST to a running task. Without a membership answer the
+// are serial, so this halves the ones between a POST and a running task
+// (from four to two). Without a membership answer the
 // assignment is left to reconcile, which would write the same one.
 func (l *leader) withAssignmentLocked(ctx context.Context, snap *clusterstate.Snapshot, msgs []*kafka.Message) ([]*kafka.Message, *clusterstate.Assignment) {
 	live, err := l.liveMembersLocked(ctx)
