@@ -20,7 +20,7 @@ func (s *server) startData(getenv func(string) string) error {
 	v := getenv(wire.EnvDataFD)
 	fd, err := strconv.Atoi(v)
 	if err != nil || fd < 3 {
-		return fmt.Errorf("protocol version %d was negotiated but %s is %q, not an inherited file descriptor", wire.ProtocolV3, wire.EnvDataFD, v)
+		return fmt.Errorf("protocol version %d was negotiated but %s is %q, not an inherited file descriptor", wire.ProtocolV4, wire.EnvDataFD, v)
 	}
 	// Processes the connector starts must not take the variable for theirs.
 	os.Unsetenv(wire.EnvDataFD)

@@ -4,7 +4,7 @@
 //	func main() { plugins.Serve(myconnector.New) }
 //
 // Serve runs the connector as a go-plugin gRPC server speaking the protocol
-// in plugins/pluginpb, version 3: control calls on gRPC, task streams on
+// in plugins/pluginpb, version 4: control calls on gRPC, task streams on
 // the data channel the host passes as an inherited socketpair
 // (plugins/internal/datachan), and any number of connector instances per
 // process. Inside the plugin process it applies the connector's

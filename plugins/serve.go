@@ -72,7 +72,7 @@ func serve(newConn func() sdk.Connector, args []string, stdout, stderr *os.File,
 	versions := map[int]plugin.PluginSet{}
 	for _, v := range protocolVersions() {
 		gp := &wire.GRPCPlugin{Impl: srv}
-		if v == wire.ProtocolV3 {
+		if v == wire.ProtocolV4 {
 			gp.Serving = func() error { return srv.startData(getenv) }
 		}
 		versions[v] = plugin.PluginSet{wire.PluginName: gp}

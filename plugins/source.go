@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -47,8 +48,7 @@ type sourceRunner struct {
 	chain  *chain.Source
 	tctx   *sourceTaskContext
 
-	sendMu   sync.Mutex
-	lastSend time.Time
+	sendMu sync.Mutex
 
 	creditMu sync.Mutex
 	credits  int
@@ -56,7 +56,12 @@ type sourceRunner struct {
 
 	budget    int // byte budget per message
 	maxRecord int // largest record that fits a message
-	heartbeat time.Duration
+	// pollTimeout bounds one Poll call; pollWatch fires when one runs
+	// longer (the host no longer hears anything from an idle task, so the
+	// plugin is where a hanging Poll is noticed).
+	pollTimeout time.Duration
+	pollWatch   *time.Timer
+	pollStart   atomic.Int64 // unix nanos when the running Poll began; 0 between calls
 
 	// packed is the reused encoding buffer: Send is done with a chunk
 	// when it returns, so the next chunk can reuse it.
@@ -74,7 +79,6 @@ type sourceRunner struct {
 func (r *sourceRunner) send(m *pluginpb.SourceResponse) error {
 	r.sendMu.Lock()
 	defer r.sendMu.Unlock()
-	r.lastSend = time.Now()
 	return r.stream.Send(m)
 }
 
@@ -96,9 +100,9 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	}
 	r.maxRecord = r.srv.maxMsg - wire.MessageOverhead
 	r.budget = min(r.budget, r.maxRecord)
-	r.heartbeat = time.Duration(st.GetHeartbeatMillis()) * time.Millisecond
-	if r.heartbeat <= 0 {
-		r.heartbeat = 5 * time.Second
+	r.pollTimeout = time.Duration(st.GetPollTimeoutMillis()) * time.Millisecond
+	if r.pollTimeout <= 0 {
+		r.pollTimeout = 30 * time.Second
 	}
 	r.credits = int(st.GetCredits())
 	r.polls = prometheus.NewCounter(prometheus.CounterOpts{Name: "connectd_plugin_source_polls_total", Help: "Poll calls that returned records."})
@@ -134,6 +138,8 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	commits := make(chan *pluginpb.SourceCommit, 64)
 	pollDone := make(chan error, 1)
 	commitDone := make(chan struct{})
+	r.pollWatch = time.AfterFunc(r.pollTimeout, r.pollOverdue)
+	r.pollWatch.Stop() // armed by each Poll call
 	go func() { pollDone <- r.pollLoop(ctx) }()
 	go func() { defer close(commitDone); r.commitLoop(ctx, commits) }()
 
@@ -184,6 +190,7 @@ func (r *sourceRunner) run(sc sdk.SourceConnector) error {
 	if err := <-pollDone; err != nil && !errors.Is(err, context.Canceled) && result == nil {
 		r.tctx.log.Debug("poll loop ended", "error", err)
 	}
+	r.pollWatch.Stop()
 	<-commitDone
 	stopErr := r.stopTask()
 	if result != nil {
@@ -241,7 +248,9 @@ func (r *sourceRunner) pollLoop(ctx context.Context) error {
 			return nil
 		}
 		start := time.Now()
+		r.watchPoll(start)
 		recs, err := r.task.Poll(ctx)
+		r.pollStart.Store(0)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -266,15 +275,8 @@ func (r *sourceRunner) pollLoop(ctx context.Context) error {
 			pending = r.tctx.tx.peekPending()
 		}
 		if len(recs) == 0 && pending == pluginpb.Boundary_BOUNDARY_NONE {
+			// Nothing to tell the host: an idle task costs it nothing.
 			r.returnCredit()
-			r.sendMu.Lock()
-			idle := time.Since(r.lastSend)
-			r.sendMu.Unlock()
-			if idle >= r.heartbeat {
-				if err := r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Heartbeat{Heartbeat: &pluginpb.Empty{}}}); err != nil {
-					return nil
-				}
-			}
 			continue
 		}
 		seq++
@@ -285,6 +287,31 @@ func (r *sourceRunner) pollLoop(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// watchPoll notes that a Poll call began at start and arms the watch that
+// fails the task if the call is still running pollTimeout later. Arming
+// a timer costs no wake-up: an idle task is woken only by its own Poll.
+func (r *sourceRunner) watchPoll(start time.Time) {
+	r.pollStart.Store(start.UnixNano())
+	r.pollWatch.Reset(r.pollTimeout)
+}
+
+// pollOverdue runs when a Poll call may have run past pollTimeout: the
+// task fails with how long the call has run. A call that returned in the
+// meantime, or a later one still within its time, is left alone.
+func (r *sourceRunner) pollOverdue() {
+	began := r.pollStart.Load()
+	if began == 0 {
+		return
+	}
+	ran := time.Since(time.Unix(0, began))
+	if ran < r.pollTimeout {
+		r.pollWatch.Reset(r.pollTimeout - ran)
+		return
+	}
+	r.tctx.log.Error("source task failed: Poll has not returned", "running_for", ran.Round(time.Millisecond), "poll_timeout", r.pollTimeout)
+	_ = r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_PollHungMillis{PollHungMillis: ran.Milliseconds()}})
 }
 
 // sendBatch applies the chain to one poll result and sends it, split by

@@ -9,7 +9,7 @@ import (
 
 // protocolVersions are the plugin protocol versions this package serves.
 func protocolVersions() []int {
-	return []int{wire.ProtocolV3}
+	return []int{wire.ProtocolV4}
 }
 
 func specToPB(s sdk.Spec) *pluginpb.SpecResponse {

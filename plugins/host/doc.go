@@ -15,7 +15,7 @@
 // Two channels per process. Control calls (spec, validate, connector
 // lifecycle, events, metrics, health) use go-plugin's gRPC connection,
 // mutually authenticated with AutoMTLS because it is a Unix socket with a
-// path. The task streams use the data channel (protocol version 3, the
+// path. The task streams use the data channel (protocol version 4, the
 // only one): a socketpair created by Launch whose other end only the plugin process
 // inherits (exec.Cmd.ExtraFiles, descriptor number in
 // CONNECTD_PLUGIN_DATA_FD), framed and multiplexed by

@@ -37,11 +37,17 @@ type ExitError struct {
 	// stopped reading): the plugin exits when its data channel closes, so
 	// its own last words would blame the worker.
 	DataFailure string
+	// Killed is why the worker killed the process, if it did (it stopped
+	// answering).
+	Killed string
 }
 
 func (e *ExitError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plugin %s (pid %d) exited unexpectedly: %s", e.Plugin, e.Pid, e.State)
+	if e.Killed != "" {
+		fmt.Fprintf(&b, ", killed by the worker because %s", e.Killed)
+	}
 	if e.DataFailure != "" {
 		fmt.Fprintf(&b, ", after the worker closed its data channel: %s", e.DataFailure)
 	}

@@ -466,11 +466,12 @@ func TestGarbageOnStdoutFailsLaunch(t *testing.T) {
 	t.Logf("after %v: %v", time.Since(start), err)
 }
 
-// TestSourceHangCheckSparesIdleTasks: the hang check fails a source task
-// only while the plugin owes a batch. An empty source (its heartbeats
-// count) and a source whose batches the host does not take (no credit
-// left, nothing owed) both outlive several call timeouts, and the latter
-// is owed a batch again once the host takes one.
+// TestSourceHangCheckSparesIdleTasks: a source task fails for hanging
+// only when one Poll call runs past the call timeout. An empty source
+// (whose polls return nothing, and which sends the host nothing) and a
+// source whose batches the host does not take (no credit left, so no Poll
+// runs) both outlive several call timeouts, and the latter polls again
+// once the host takes a batch.
 func TestSourceHangCheckSparesIdleTasks(t *testing.T) {
 	opts := host.LaunchOptions{CallTimeout: time.Second}
 	cases := []struct {
@@ -552,6 +553,32 @@ func TestHangsFailWithinCallTimeout(t *testing.T) {
 			t.Fatalf("the failed task must stay failed: %v", err)
 		}
 	})
+}
+
+// A plugin process that stops answering as a whole (here: SIGSTOP) is
+// noticed although its idle tasks send nothing: the health check kills it
+// and its tasks fail with the reason.
+func TestStoppedProcessIsKilledAndItsTasksFail(t *testing.T) {
+	opts := host.LaunchOptions{CallTimeout: time.Second}
+	_, p := launch(t, "source", opts)
+	task, err := p.StartSourceTask(ctxT(t), host.SourceTaskStart{Connector: "src", Defaults: chain.ByteArrayDefaults(), Props: map[string]string{"topic": "t", "records": "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(p.Pid(), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(p.Pid(), syscall.SIGKILL) })
+	_, err = task.Next(ctxT(t))
+	var exit *host.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(exit.Killed, "did not answer a health check") {
+		t.Fatalf("Next of a task in a stopped process: %v; want the process's exit, killed for not answering", err)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stopped process was not killed")
+	}
 }
 
 func TestLogsMergedWithAttributes(t *testing.T) {

@@ -95,7 +95,7 @@ func rawHostHelper(bin string) int {
 	cmd.ExtraFiles = []*os.File{pluginEnd}
 	cmd.Env = []string{
 		wire.Handshake.MagicCookieKey + "=" + wire.Handshake.MagicCookieValue,
-		fmt.Sprintf("PLUGIN_PROTOCOL_VERSIONS=%d", wire.ProtocolV3),
+		fmt.Sprintf("PLUGIN_PROTOCOL_VERSIONS=%d", wire.ProtocolV4),
 		wire.EnvDataFD + "=3",
 	}
 	out, err := cmd.StdoutPipe()
@@ -109,7 +109,7 @@ func rawHostHelper(bin string) int {
 	}
 	pluginEnd.Close()
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, fmt.Sprintf("1|%d|unix|", wire.ProtocolV3)) {
+	if err != nil || !strings.HasPrefix(line, fmt.Sprintf("1|%d|unix|", wire.ProtocolV4)) {
 		fmt.Fprintf(os.Stderr, "handshake line %q: %v\n", line, err)
 		return 1
 	}

@@ -133,6 +133,7 @@ type Process struct {
 	closing   bool
 	exitErr   error // *ExitError after an unexpected exit
 	dataErr   error // why the data channel failed, if it did first
+	killedFor string // why keepAlive killed the process, if it did
 	closeOnce sync.Once
 }
 
@@ -272,6 +273,7 @@ func Launch(ctx context.Context, m Manifest, opts LaunchOptions) (*Process, erro
 		p.conn = gc.Conn
 	}
 	go p.watch()
+	go p.keepAlive()
 	log.Debug("plugin started", "pid", p.pid, "protocol", p.client.NegotiatedVersion())
 	return p, nil
 }
@@ -388,12 +390,43 @@ func (p *Process) watch() {
 			if p.dataErr != nil {
 				exit.DataFailure = p.dataErr.Error()
 			}
+			exit.Killed = p.killedFor
 			p.exitErr = exit
 			p.log.Error("plugin process exited unexpectedly", "pid", p.pid, "state", state)
 		}
 		p.mu.Unlock()
 		_ = p.data.Close()
 		close(p.done)
+		return
+	}
+}
+
+// keepAlive asks the plugin's health service every CallTimeout/3 whether
+// the process still answers. A process that does not (stopped, or wedged
+// as a whole) is killed, so that its tasks fail with the reason: an idle
+// task sends nothing that could notice, and a task's own Poll watch runs
+// inside the process. It costs one call per process, whatever the number
+// of tasks in it.
+func (p *Process) keepAlive() {
+	tick := time.NewTicker(max(p.opts.CallTimeout/3, 100*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-tick.C:
+		}
+		err := p.Ping(context.Background())
+		if err == nil || !errors.Is(err, ErrTimeout) || p.isClosing() || p.exited() {
+			continue
+		}
+		p.log.Error("plugin process does not answer; killing it", "pid", p.pid, "error", err)
+		p.mu.Lock()
+		p.killedFor = fmt.Sprintf("it did not answer a health check within %s", p.opts.CallTimeout)
+		p.mu.Unlock()
+		if err := killGroup(p.pid); err != nil {
+			p.log.Warn("killing the plugin's process group", "pid", p.pid, "error", err)
+		}
 		return
 	}
 }

@@ -84,12 +84,6 @@ type SourceTask struct {
 
 	batches chan *SourceBatch
 	held    atomic.Int32 // credits the plugin holds (granted minus batches received)
-	last    atomic.Int64 // unix nanos of the last message from the plugin
-
-	// hang is the hang check (checkHang), armed while the plugin holds
-	// credits (armed).
-	hang  *time.Timer
-	armed atomic.Bool
 
 	commits replies[error]
 
@@ -121,7 +115,7 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 	start := &pluginpb.SourceStart{
 		Connector: s.Connector, Task: int32(s.Task), Props: s.Props, Defaults: s.Defaults,
 		Credits: int32(s.Credits), BatchBytes: int64(p.opts.BatchBytes),
-		HeartbeatMillis: max(1, p.opts.CallTimeout.Milliseconds()/3),
+		PollTimeoutMillis: p.opts.CallTimeout.Milliseconds(),
 	}
 	for _, o := range s.Offsets {
 		start.Offsets = append(start.Offsets, &pluginpb.SourceOffset{Partition: o.Partition, Offset: o.Offset})
@@ -139,9 +133,6 @@ func (p *Process) StartSourceTask(ctx context.Context, s SourceTaskStart) (*Sour
 		return nil, t.notStarted(nil, first.Msg)
 	}
 	t.held.Store(int32(s.Credits))
-	t.last.Store(time.Now().UnixNano())
-	t.armed.Store(true)
-	t.hang = time.AfterFunc(p.opts.CallTimeout, t.checkHang)
 	stream.Handle(t.handle)
 	return t, nil
 }
@@ -158,7 +149,6 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 		t.streamEnded(err, t.isStopped())
 		return
 	}
-	t.last.Store(time.Now().UnixNano())
 	switch x := m.Msg.(type) {
 	case *pluginpb.SourceResponse_Batch:
 		b := x.Batch
@@ -209,7 +199,9 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 			t.end(t.protoErr("commit result for unknown commit %d", x.CommitResult.GetId()))
 			return
 		}
-	case *pluginpb.SourceResponse_Heartbeat:
+	case *pluginpb.SourceResponse_PollHungMillis:
+		t.fail(fmt.Errorf("plugin %s: source task %s: %w: Poll has not returned for %s (Poll hangs?)",
+			t.p.m.Name, t.name, ErrTimeout, (time.Duration(x.PollHungMillis) * time.Millisecond).Round(time.Millisecond)))
 	case *pluginpb.SourceResponse_Failed:
 		t.failedInPlugin(x.Failed)
 	case *pluginpb.SourceResponse_Stopped:
@@ -275,33 +267,6 @@ func isJSONObject(b []byte) bool {
 	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}'
 }
 
-// checkHang fails the task when the plugin holds poll credits but has
-// sent nothing (not even a heartbeat) for CallTimeout: Poll hangs. It runs
-// on a timer, not a ticker: due CallTimeout after the last message, it
-// re-arms itself from that message, so an idle task costs one timer
-// firing per CallTimeout at most; while the plugin holds no credit
-// nothing is owed and the timer stays off until took grants one.
-func (t *SourceTask) checkHang() {
-	if t.Err() != nil || t.isStopped() {
-		return
-	}
-	if t.held.Load() <= 0 {
-		t.armed.Store(false)
-		// took may have granted a credit before armed was cleared.
-		if t.held.Load() <= 0 || !t.armed.CompareAndSwap(false, true) {
-			return
-		}
-		t.last.Store(time.Now().UnixNano())
-	}
-	idle := time.Since(time.Unix(0, t.last.Load()))
-	if idle > t.p.opts.CallTimeout {
-		t.fail(fmt.Errorf("plugin %s: source task %s: %w: no batch or heartbeat for %s while polling (Poll hangs?)",
-			t.p.m.Name, t.name, ErrTimeout, idle.Round(time.Millisecond)))
-		return
-	}
-	t.hang.Reset(t.p.opts.CallTimeout - idle)
-}
-
 func (t *SourceTask) send(m *pluginpb.SourceRequest) error {
 	t.sendMu.Lock()
 	defer t.sendMu.Unlock()
@@ -351,11 +316,6 @@ func (t *SourceTask) awaitBatch(ctx context.Context) (*SourceBatch, error) {
 
 func (t *SourceTask) took(b *SourceBatch) (*SourceBatch, error) {
 	t.held.Add(1)
-	if t.armed.CompareAndSwap(false, true) {
-		// The plugin owes a batch again from now on.
-		t.last.Store(time.Now().UnixNano())
-		t.hang.Reset(t.p.opts.CallTimeout)
-	}
 	if err := t.send(&pluginpb.SourceRequest{Msg: &pluginpb.SourceRequest_Credit{Credit: &pluginpb.Credit{N: 1}}}); err != nil {
 		t.fail(t.p.failure("source task "+t.name+": credit", err, false))
 	}
@@ -434,7 +394,6 @@ func (t *SourceTask) Commit(ctx context.Context, offsets []Offset) error {
 // ends the stream. Batches not yet taken with Next are dropped.
 func (t *SourceTask) Stop(ctx context.Context) error {
 	defer t.cancel()
-	defer t.hang.Stop()
 	if err := t.Err(); err != nil {
 		return err
 	}

@@ -8,14 +8,14 @@ import (
 
 // ProtocolVersions lists the plugin protocol versions this host speaks;
 // go-plugin negotiates the highest one both sides know. There is one:
-// version 3, the task streams on a socketpair data channel (which every
+// version 4, the task streams on a socketpair data channel (which every
 // Unix has; elsewhere Launch fails) and any number of connector instances
 // per process. `connectd version` prints them.
-func ProtocolVersions() []int { return []int{wire.ProtocolV3} }
+func ProtocolVersions() []int { return []int{wire.ProtocolV4} }
 
 // SharedProtocol is the protocol version a plugin process must speak to
 // host several connector instances: the one version this host speaks.
-const SharedProtocol = wire.ProtocolV3
+const SharedProtocol = wire.ProtocolV4
 
 // ProtocolVersionError: a plugin does not speak SharedProtocol. It wraps
 // ErrProtocol.

@@ -1537,17 +1537,19 @@ func (*SourceRequest_Commit) isSourceRequest_Msg() {}
 func (*SourceRequest_Stop) isSourceRequest_Msg() {}
 
 type SourceStart struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	Connector       string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
-	Task            int32                  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
-	Props           map[string]string      `protobuf:"bytes,3,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Defaults        map[string]string      `protobuf:"bytes,4,rep,name=defaults,proto3" json:"defaults,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Offsets         []*SourceOffset        `protobuf:"bytes,5,rep,name=offsets,proto3" json:"offsets,omitempty"`
-	Credits         int32                  `protobuf:"varint,6,opt,name=credits,proto3" json:"credits,omitempty"`
-	BatchBytes      int64                  `protobuf:"varint,7,opt,name=batch_bytes,json=batchBytes,proto3" json:"batch_bytes,omitempty"`
-	HeartbeatMillis int64                  `protobuf:"varint,8,opt,name=heartbeat_millis,json=heartbeatMillis,proto3" json:"heartbeat_millis,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Connector  string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	Task       int32                  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
+	Props      map[string]string      `protobuf:"bytes,3,rep,name=props,proto3" json:"props,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Defaults   map[string]string      `protobuf:"bytes,4,rep,name=defaults,proto3" json:"defaults,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Offsets    []*SourceOffset        `protobuf:"bytes,5,rep,name=offsets,proto3" json:"offsets,omitempty"`
+	Credits    int32                  `protobuf:"varint,6,opt,name=credits,proto3" json:"credits,omitempty"`
+	BatchBytes int64                  `protobuf:"varint,7,opt,name=batch_bytes,json=batchBytes,proto3" json:"batch_bytes,omitempty"`
+	// poll_timeout_millis bounds one Poll call: the plugin watches its own
+	// calls and sends poll_hung when one runs longer.
+	PollTimeoutMillis int64 `protobuf:"varint,9,opt,name=poll_timeout_millis,json=pollTimeoutMillis,proto3" json:"poll_timeout_millis,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SourceStart) Reset() {
@@ -1629,9 +1631,9 @@ func (x *SourceStart) GetBatchBytes() int64 {
 	return 0
 }
 
-func (x *SourceStart) GetHeartbeatMillis() int64 {
+func (x *SourceStart) GetPollTimeoutMillis() int64 {
 	if x != nil {
-		return x.HeartbeatMillis
+		return x.PollTimeoutMillis
 	}
 	return 0
 }
@@ -1741,7 +1743,7 @@ type SourceResponse struct {
 	//	*SourceResponse_CommitResult
 	//	*SourceResponse_Failed
 	//	*SourceResponse_Stopped
-	//	*SourceResponse_Heartbeat
+	//	*SourceResponse_PollHungMillis
 	Msg           isSourceResponse_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1829,13 +1831,13 @@ func (x *SourceResponse) GetStopped() *Empty {
 	return nil
 }
 
-func (x *SourceResponse) GetHeartbeat() *Empty {
+func (x *SourceResponse) GetPollHungMillis() int64 {
 	if x != nil {
-		if x, ok := x.Msg.(*SourceResponse_Heartbeat); ok {
-			return x.Heartbeat
+		if x, ok := x.Msg.(*SourceResponse_PollHungMillis); ok {
+			return x.PollHungMillis
 		}
 	}
-	return nil
+	return 0
 }
 
 type isSourceResponse_Msg interface {
@@ -1862,10 +1864,10 @@ type SourceResponse_Stopped struct {
 	Stopped *Empty `protobuf:"bytes,5,opt,name=stopped,proto3,oneof"`
 }
 
-type SourceResponse_Heartbeat struct {
-	// heartbeat says the poll loop is alive although polls returned no
-	// records; sent at most every heartbeat_millis while idle.
-	Heartbeat *Empty `protobuf:"bytes,6,opt,name=heartbeat,proto3,oneof"`
+type SourceResponse_PollHungMillis struct {
+	// poll_hung_millis: a Poll call has run this long, past
+	// poll_timeout_millis; the task has failed.
+	PollHungMillis int64 `protobuf:"varint,7,opt,name=poll_hung_millis,json=pollHungMillis,proto3,oneof"`
 }
 
 func (*SourceResponse_Started) isSourceResponse_Msg() {}
@@ -1878,7 +1880,7 @@ func (*SourceResponse_Failed) isSourceResponse_Msg() {}
 
 func (*SourceResponse_Stopped) isSourceResponse_Msg() {}
 
-func (*SourceResponse_Heartbeat) isSourceResponse_Msg() {}
+func (*SourceResponse_PollHungMillis) isSourceResponse_Msg() {}
 
 // SourceBatch is (part of) one Poll result. A poll larger than the byte
 // budget is sent as several messages with the same seq; the last has final.
@@ -2986,7 +2988,7 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\x06credit\x18\x02 \x01(\v2\x1a.connectd.plugin.v1.CreditH\x00R\x06credit\x12:\n" +
 	"\x06commit\x18\x03 \x01(\v2 .connectd.plugin.v1.SourceCommitH\x00R\x06commit\x12/\n" +
 	"\x04stop\x18\x04 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\x04stopB\x05\n" +
-	"\x03msg\"\xe5\x03\n" +
+	"\x03msg\"\xf0\x03\n" +
 	"\vSourceStart\x12\x1c\n" +
 	"\tconnector\x18\x01 \x01(\tR\tconnector\x12\x12\n" +
 	"\x04task\x18\x02 \x01(\x05R\x04task\x12@\n" +
@@ -2995,28 +2997,28 @@ const file_plugins_pluginpb_plugin_proto_rawDesc = "" +
 	"\aoffsets\x18\x05 \x03(\v2 .connectd.plugin.v1.SourceOffsetR\aoffsets\x12\x18\n" +
 	"\acredits\x18\x06 \x01(\x05R\acredits\x12\x1f\n" +
 	"\vbatch_bytes\x18\a \x01(\x03R\n" +
-	"batchBytes\x12)\n" +
-	"\x10heartbeat_millis\x18\b \x01(\x03R\x0fheartbeatMillis\x1a8\n" +
+	"batchBytes\x12.\n" +
+	"\x13poll_timeout_millis\x18\t \x01(\x03R\x11pollTimeoutMillis\x1a8\n" +
 	"\n" +
 	"PropsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a;\n" +
 	"\rDefaultsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x16\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01J\x04\b\b\x10\t\"\x16\n" +
 	"\x06Credit\x12\f\n" +
 	"\x01n\x18\x01 \x01(\x05R\x01n\"Z\n" +
 	"\fSourceCommit\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12:\n" +
-	"\aoffsets\x18\x02 \x03(\v2 .connectd.plugin.v1.SourceOffsetR\aoffsets\"\xf7\x02\n" +
+	"\aoffsets\x18\x02 \x03(\v2 .connectd.plugin.v1.SourceOffsetR\aoffsets\"\xee\x02\n" +
 	"\x0eSourceResponse\x125\n" +
 	"\astarted\x18\x01 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\astarted\x127\n" +
 	"\x05batch\x18\x02 \x01(\v2\x1f.connectd.plugin.v1.SourceBatchH\x00R\x05batch\x12G\n" +
 	"\rcommit_result\x18\x03 \x01(\v2 .connectd.plugin.v1.CommitResultH\x00R\fcommitResult\x123\n" +
 	"\x06failed\x18\x04 \x01(\v2\x19.connectd.plugin.v1.ErrorH\x00R\x06failed\x125\n" +
-	"\astopped\x18\x05 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\astopped\x129\n" +
-	"\theartbeat\x18\x06 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\theartbeatB\x05\n" +
-	"\x03msg\"\xb2\x02\n" +
+	"\astopped\x18\x05 \x01(\v2\x19.connectd.plugin.v1.EmptyH\x00R\astopped\x12*\n" +
+	"\x10poll_hung_millis\x18\a \x01(\x03H\x00R\x0epollHungMillisB\x05\n" +
+	"\x03msgJ\x04\b\x06\x10\a\"\xb2\x02\n" +
 	"\vSourceBatch\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\fR\arecords\x12\x14\n" +
@@ -3193,48 +3195,47 @@ var file_plugins_pluginpb_plugin_proto_depIdxs = []int32{
 	29, // 21: connectd.plugin.v1.SourceResponse.commit_result:type_name -> connectd.plugin.v1.CommitResult
 	18, // 22: connectd.plugin.v1.SourceResponse.failed:type_name -> connectd.plugin.v1.Error
 	17, // 23: connectd.plugin.v1.SourceResponse.stopped:type_name -> connectd.plugin.v1.Empty
-	17, // 24: connectd.plugin.v1.SourceResponse.heartbeat:type_name -> connectd.plugin.v1.Empty
-	20, // 25: connectd.plugin.v1.SourceBatch.failures:type_name -> connectd.plugin.v1.SourceFailure
-	19, // 26: connectd.plugin.v1.SourceBatch.offsets:type_name -> connectd.plugin.v1.SourceOffset
-	0,  // 27: connectd.plugin.v1.SourceBatch.boundary:type_name -> connectd.plugin.v1.Boundary
-	18, // 28: connectd.plugin.v1.CommitResult.error:type_name -> connectd.plugin.v1.Error
-	31, // 29: connectd.plugin.v1.SinkRequest.start:type_name -> connectd.plugin.v1.SinkStart
-	32, // 30: connectd.plugin.v1.SinkRequest.open:type_name -> connectd.plugin.v1.SinkPartitions
-	32, // 31: connectd.plugin.v1.SinkRequest.close:type_name -> connectd.plugin.v1.SinkPartitions
-	33, // 32: connectd.plugin.v1.SinkRequest.put:type_name -> connectd.plugin.v1.SinkPut
-	34, // 33: connectd.plugin.v1.SinkRequest.flush:type_name -> connectd.plugin.v1.SinkFlush
-	35, // 34: connectd.plugin.v1.SinkRequest.stop:type_name -> connectd.plugin.v1.SinkStop
-	48, // 35: connectd.plugin.v1.SinkStart.props:type_name -> connectd.plugin.v1.SinkStart.PropsEntry
-	49, // 36: connectd.plugin.v1.SinkStart.defaults:type_name -> connectd.plugin.v1.SinkStart.DefaultsEntry
-	21, // 37: connectd.plugin.v1.SinkPartitions.partitions:type_name -> connectd.plugin.v1.TopicPartition
-	22, // 38: connectd.plugin.v1.SinkFlush.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
-	37, // 39: connectd.plugin.v1.SinkResponse.started:type_name -> connectd.plugin.v1.SinkStarted
-	25, // 40: connectd.plugin.v1.SinkResponse.credit:type_name -> connectd.plugin.v1.Credit
-	39, // 41: connectd.plugin.v1.SinkResponse.result:type_name -> connectd.plugin.v1.SinkResult
-	18, // 42: connectd.plugin.v1.SinkResponse.failed:type_name -> connectd.plugin.v1.Error
-	18, // 43: connectd.plugin.v1.SinkResult.error:type_name -> connectd.plugin.v1.Error
-	38, // 44: connectd.plugin.v1.SinkResult.failures:type_name -> connectd.plugin.v1.SinkFailure
-	22, // 45: connectd.plugin.v1.SinkResult.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
-	50, // 46: connectd.plugin.v1.GatherResponse.families:type_name -> io.prometheus.client.MetricFamily
-	1,  // 47: connectd.plugin.v1.Plugin.Spec:input_type -> connectd.plugin.v1.SpecRequest
-	4,  // 48: connectd.plugin.v1.Plugin.Validate:input_type -> connectd.plugin.v1.ValidateRequest
-	8,  // 49: connectd.plugin.v1.Plugin.StartConnector:input_type -> connectd.plugin.v1.StartConnectorRequest
-	10, // 50: connectd.plugin.v1.Plugin.TaskConfigs:input_type -> connectd.plugin.v1.TaskConfigsRequest
-	13, // 51: connectd.plugin.v1.Plugin.ConnectorEvents:input_type -> connectd.plugin.v1.ConnectorEventsRequest
-	15, // 52: connectd.plugin.v1.Plugin.StopConnector:input_type -> connectd.plugin.v1.StopConnectorRequest
-	40, // 53: connectd.plugin.v1.Plugin.Gather:input_type -> connectd.plugin.v1.GatherRequest
-	2,  // 54: connectd.plugin.v1.Plugin.Spec:output_type -> connectd.plugin.v1.SpecResponse
-	5,  // 55: connectd.plugin.v1.Plugin.Validate:output_type -> connectd.plugin.v1.ValidateResponse
-	9,  // 56: connectd.plugin.v1.Plugin.StartConnector:output_type -> connectd.plugin.v1.StartConnectorResponse
-	11, // 57: connectd.plugin.v1.Plugin.TaskConfigs:output_type -> connectd.plugin.v1.TaskConfigsResponse
-	14, // 58: connectd.plugin.v1.Plugin.ConnectorEvents:output_type -> connectd.plugin.v1.ConnectorEvent
-	16, // 59: connectd.plugin.v1.Plugin.StopConnector:output_type -> connectd.plugin.v1.StopConnectorResponse
-	41, // 60: connectd.plugin.v1.Plugin.Gather:output_type -> connectd.plugin.v1.GatherResponse
-	54, // [54:61] is the sub-list for method output_type
-	47, // [47:54] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	20, // 24: connectd.plugin.v1.SourceBatch.failures:type_name -> connectd.plugin.v1.SourceFailure
+	19, // 25: connectd.plugin.v1.SourceBatch.offsets:type_name -> connectd.plugin.v1.SourceOffset
+	0,  // 26: connectd.plugin.v1.SourceBatch.boundary:type_name -> connectd.plugin.v1.Boundary
+	18, // 27: connectd.plugin.v1.CommitResult.error:type_name -> connectd.plugin.v1.Error
+	31, // 28: connectd.plugin.v1.SinkRequest.start:type_name -> connectd.plugin.v1.SinkStart
+	32, // 29: connectd.plugin.v1.SinkRequest.open:type_name -> connectd.plugin.v1.SinkPartitions
+	32, // 30: connectd.plugin.v1.SinkRequest.close:type_name -> connectd.plugin.v1.SinkPartitions
+	33, // 31: connectd.plugin.v1.SinkRequest.put:type_name -> connectd.plugin.v1.SinkPut
+	34, // 32: connectd.plugin.v1.SinkRequest.flush:type_name -> connectd.plugin.v1.SinkFlush
+	35, // 33: connectd.plugin.v1.SinkRequest.stop:type_name -> connectd.plugin.v1.SinkStop
+	48, // 34: connectd.plugin.v1.SinkStart.props:type_name -> connectd.plugin.v1.SinkStart.PropsEntry
+	49, // 35: connectd.plugin.v1.SinkStart.defaults:type_name -> connectd.plugin.v1.SinkStart.DefaultsEntry
+	21, // 36: connectd.plugin.v1.SinkPartitions.partitions:type_name -> connectd.plugin.v1.TopicPartition
+	22, // 37: connectd.plugin.v1.SinkFlush.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
+	37, // 38: connectd.plugin.v1.SinkResponse.started:type_name -> connectd.plugin.v1.SinkStarted
+	25, // 39: connectd.plugin.v1.SinkResponse.credit:type_name -> connectd.plugin.v1.Credit
+	39, // 40: connectd.plugin.v1.SinkResponse.result:type_name -> connectd.plugin.v1.SinkResult
+	18, // 41: connectd.plugin.v1.SinkResponse.failed:type_name -> connectd.plugin.v1.Error
+	18, // 42: connectd.plugin.v1.SinkResult.error:type_name -> connectd.plugin.v1.Error
+	38, // 43: connectd.plugin.v1.SinkResult.failures:type_name -> connectd.plugin.v1.SinkFailure
+	22, // 44: connectd.plugin.v1.SinkResult.offsets:type_name -> connectd.plugin.v1.TopicPartitionOffset
+	50, // 45: connectd.plugin.v1.GatherResponse.families:type_name -> io.prometheus.client.MetricFamily
+	1,  // 46: connectd.plugin.v1.Plugin.Spec:input_type -> connectd.plugin.v1.SpecRequest
+	4,  // 47: connectd.plugin.v1.Plugin.Validate:input_type -> connectd.plugin.v1.ValidateRequest
+	8,  // 48: connectd.plugin.v1.Plugin.StartConnector:input_type -> connectd.plugin.v1.StartConnectorRequest
+	10, // 49: connectd.plugin.v1.Plugin.TaskConfigs:input_type -> connectd.plugin.v1.TaskConfigsRequest
+	13, // 50: connectd.plugin.v1.Plugin.ConnectorEvents:input_type -> connectd.plugin.v1.ConnectorEventsRequest
+	15, // 51: connectd.plugin.v1.Plugin.StopConnector:input_type -> connectd.plugin.v1.StopConnectorRequest
+	40, // 52: connectd.plugin.v1.Plugin.Gather:input_type -> connectd.plugin.v1.GatherRequest
+	2,  // 53: connectd.plugin.v1.Plugin.Spec:output_type -> connectd.plugin.v1.SpecResponse
+	5,  // 54: connectd.plugin.v1.Plugin.Validate:output_type -> connectd.plugin.v1.ValidateResponse
+	9,  // 55: connectd.plugin.v1.Plugin.StartConnector:output_type -> connectd.plugin.v1.StartConnectorResponse
+	11, // 56: connectd.plugin.v1.Plugin.TaskConfigs:output_type -> connectd.plugin.v1.TaskConfigsResponse
+	14, // 57: connectd.plugin.v1.Plugin.ConnectorEvents:output_type -> connectd.plugin.v1.ConnectorEvent
+	16, // 58: connectd.plugin.v1.Plugin.StopConnector:output_type -> connectd.plugin.v1.StopConnectorResponse
+	41, // 59: connectd.plugin.v1.Plugin.Gather:output_type -> connectd.plugin.v1.GatherResponse
+	53, // [53:60] is the sub-list for method output_type
+	46, // [46:53] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_plugins_pluginpb_plugin_proto_init() }
@@ -3260,7 +3261,7 @@ func file_plugins_pluginpb_plugin_proto_init() {
 		(*SourceResponse_CommitResult)(nil),
 		(*SourceResponse_Failed)(nil),
 		(*SourceResponse_Stopped)(nil),
-		(*SourceResponse_Heartbeat)(nil),
+		(*SourceResponse_PollHungMillis)(nil),
 	}
 	file_plugins_pluginpb_plugin_proto_msgTypes[29].OneofWrappers = []any{
 		(*SinkRequest_Start)(nil),

@@ -1,4 +1,4 @@
-// Package datachan is the data channel of the plugin protocol (version 3): the
+// Package datachan is the data channel of the plugin protocol (version 4): the
 // task streams of one plugin process (source and sink tasks, any number)
 // multiplexed over one connected socketpair that the host creates and
 // only that plugin process inherits.

@@ -23,7 +23,7 @@ func (m malformed) Spec(context.Context, *pluginpb.SpecRequest) (*pluginpb.SpecR
 	return &pluginpb.SpecResponse{Class: m.class, Version: "1", Type: "source"}, nil
 }
 
-// ServeRogueData serves a source plugin that negotiates protocol version 3
+// ServeRogueData serves a source plugin that negotiates protocol version 4
 // and then breaks the data channel's rules, as a buggy or hostile plugin
 // would: mode data-nohello writes text instead of the hello; the others
 // answer the host's first task stream with an oversized frame
@@ -33,7 +33,7 @@ func ServeRogueData(mode string) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: wire.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{
-			wire.ProtocolV3: {wire.PluginName: &wire.GRPCPlugin{
+			wire.ProtocolV4: {wire.PluginName: &wire.GRPCPlugin{
 				Impl:    malformed{class: "RogueDataSource"},
 				Serving: func() error { return rogueData(mode) },
 			}},

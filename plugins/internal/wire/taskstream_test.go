@@ -43,7 +43,7 @@ func TestDecodeAttachesBulk(t *testing.T) {
 	}
 
 	inline := mustMarshal(t, &pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Batch{Batch: &pluginpb.SourceBatch{Records: recs}}})
-	heartbeat := mustMarshal(t, &pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Heartbeat{Heartbeat: &pluginpb.Empty{}}})
+	started := mustMarshal(t, &pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_Started{Started: &pluginpb.Empty{}}})
 	flush := mustMarshal(t, &pluginpb.SinkRequest{Msg: &pluginpb.SinkRequest_Flush{Flush: &pluginpb.SinkFlush{Id: 1}}})
 	bad := []struct {
 		name       string
@@ -51,7 +51,7 @@ func TestDecodeAttachesBulk(t *testing.T) {
 		kind       byte
 		meta, bulk []byte
 	}{
-		{"bulk on a heartbeat", true, KindSource, heartbeat, recs},
+		{"bulk on a started", true, KindSource, started, recs},
 		{"bulk and inline records", true, KindSource, inline, recs},
 		{"bulk on a flush", false, KindSink, flush, recs},
 		{"bulk on a sink response", true, KindSink, mustMarshal(t, &pluginpb.SinkResponse{Msg: &pluginpb.SinkResponse_Credit{Credit: &pluginpb.Credit{N: 1}}}), recs},

@@ -34,12 +34,15 @@ const PluginName = "connector"
 // Protocol versions. The control calls (spec, validate, connectors,
 // metrics, health) use the gRPC service of plugins/pluginpb.
 const (
-	// ProtocolV3 carries the task streams on the data channel: a
+	// ProtocolV4 carries the task streams on the data channel: a
 	// socketpair the host creates and only the plugin process inherits
-	// (plugins/internal/datachan); and one process runs any number of
-	// connector instances, by name. (Versions 1 and 2, gRPC task streams
-	// and one connector instance per process, are gone; hosts refuse them.)
-	ProtocolV3 = 3
+	// (plugins/internal/datachan); one process runs any number of
+	// connector instances, by name; and a source task's plugin watches
+	// its own Poll calls, so an idle task sends nothing. (Versions 1 and
+	// 2, gRPC task streams and one connector instance per process, and 3,
+	// whose idle source tasks sent heartbeats, are gone; hosts refuse
+	// them.)
+	ProtocolV4 = 4
 )
 
 // Environment variables the host sets for the plugin.
