@@ -47,9 +47,11 @@ while [[ $# -gt 0 ]]; do
     rm -rf "$src" && mkdir -p "$src"
     git archive "$sha" | tar -x -C "$src"
     go build -C "$src" -o "$repo/$bin/connectd-baseline" ./cmd/connectd
+    # The plugin of the same commit: the two speak the same plugin protocol.
+    CGO_ENABLED=0 go build -C "$src" -o "$repo/$bin/connectd-lines-baseline" ./examples/linesource/cmd/connectd-lines
     rm -rf "$src" # a second module in the tree otherwise
-    echo "baseline: connectd at $sha"
-    baseline=(-baseline "$bin/connectd-baseline")
+    echo "baseline: connectd and connectd-lines at $sha"
+    baseline=(-baseline "$bin/connectd-baseline" -baseline-plugin "$bin/connectd-lines-baseline")
     shift 2
   else
     args+=("$1")

@@ -56,7 +56,8 @@ func cmdRun(ctx context.Context, args []string) error {
 	kcCP := fs.String("kc-classpath", "", "file holding Kafka Connect 4.1.1's classpath (bench/lib.sh kc_classpath)")
 	nList := fs.String("n", "0,100,250,500,1000", "connector counts, ascending")
 	systems := fs.String("systems", "connectd,kc", "systems to run, in this order: connectd, kc, baseline (connectd built from -baseline)")
-	baseline := fs.String("baseline", "", "a second connectd binary (another commit's) for the system \"baseline\": same plugin, same passes, side by side")
+	baseline := fs.String("baseline", "", "a second connectd binary (another commit's) for the system \"baseline\": same passes, side by side")
+	baselinePlugin := fs.String("baseline-plugin", "", "connectd-lines binary of -baseline's commit (default: -plugin)")
 	reps := fs.Int("reps", 1, "repetitions of every system's pass")
 	window := fs.Duration("window", 30*time.Second, "CPU sampling window per N")
 	settle := fs.Duration("settle", 10*time.Second, "wait after all RUNNING before measuring")
@@ -87,7 +88,11 @@ func cmdRun(ctx context.Context, args []string) error {
 			if *plugin == "" || *baseline == "" {
 				return errors.New("-plugin and -baseline are required for baseline")
 			}
-			syss = append(syss, &connectdSystem{label: "connectd-baseline", connectd: *baseline, plugin: *plugin})
+			bp := *baselinePlugin
+			if bp == "" {
+				bp = *plugin
+			}
+			syss = append(syss, &connectdSystem{label: "connectd-baseline", connectd: *baseline, plugin: bp})
 		case "kc":
 			b, err := os.ReadFile(*kcCP)
 			if err != nil {
