@@ -15,7 +15,7 @@ func TestVersionReportsEveryComponent(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	text := out.String()
-	for _, want := range []string{"connectd dev", "commit ", runtime.Version(), "librdkafka        2.", "plugin protocol   3"} {
+	for _, want := range []string{"connectd dev", "commit ", runtime.Version(), "librdkafka        2.", "plugin protocol   4"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("version output lacks %q:\n%s", want, text)
 		}
