@@ -127,7 +127,7 @@ func TestPausedPollsReturnWithinASecond(t *testing.T) {
 	task := datagen.New().NewTask()
 	props := config()
 	props["max.interval"] = "5000"
-	if err := task.Start(ctx, stubContext{}, props); err != nil {
+	if err := task.Start(ctx, plugintest.SourceTaskContext{ConnectorName: "gen"}, props); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -186,7 +186,7 @@ func TestStructValues(t *testing.T) {
 			props["quickstart"] = tc.quickstart
 			props["value.struct"] = "true"
 			task := datagen.New().NewTask()
-			if err := task.Start(ctx, stubContext{}, props); err != nil {
+			if err := task.Start(ctx, plugintest.SourceTaskContext{ConnectorName: "gen"}, props); err != nil {
 				t.Fatal(err)
 			}
 			recs, err := task.Poll(ctx)

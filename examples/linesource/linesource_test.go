@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,11 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/connectd/connectd/examples/linesource"
 	"github.com/connectd/connectd/framework/chain"
-	"github.com/connectd/connectd/framework/sdk"
 	"github.com/connectd/connectd/plugins/host"
 	"github.com/connectd/connectd/plugins/plugintest"
 )
@@ -185,16 +181,6 @@ func TestTaskConfigsSplitFiles(t *testing.T) {
 	}
 }
 
-// taskContext is the least a Task needs to start outside a worker.
-type taskContext struct{}
-
-func (taskContext) Connector() string                    { return "lines" }
-func (taskContext) TaskID() int                          { return 0 }
-func (taskContext) Logger() *slog.Logger                 { return slog.New(slog.DiscardHandler) }
-func (taskContext) Metrics() prometheus.Registerer       { return prometheus.NewRegistry() }
-func (taskContext) Offset(map[string]any) map[string]any { return nil }
-func (taskContext) Transactions() sdk.TransactionContext { return nil }
-
 // An empty poll waits poll.wait.ms before it returns (the cost of an idle
 // task), and no longer than its context allows.
 func TestPollWait(t *testing.T) {
@@ -224,7 +210,7 @@ func TestPollWait(t *testing.T) {
 				t.Fatalf("task configs %v, %v", cfgs, err)
 			}
 			task := c.NewTask()
-			if err := task.Start(context.Background(), taskContext{}, cfgs[0]); err != nil {
+			if err := task.Start(context.Background(), plugintest.SourceTaskContext{ConnectorName: "lines"}, cfgs[0]); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = task.Stop(context.Background()) })

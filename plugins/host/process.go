@@ -131,8 +131,8 @@ type Process struct {
 	done      chan struct{}
 	mu        sync.Mutex
 	closing   bool
-	exitErr   error // *ExitError after an unexpected exit
-	dataErr   error // why the data channel failed, if it did first
+	exitErr   error  // *ExitError after an unexpected exit
+	dataErr   error  // why the data channel failed, if it did first
 	killedFor string // why keepAlive killed the process, if it did
 	closeOnce sync.Once
 }
