@@ -61,7 +61,7 @@ type sourceRunner struct {
 	// plugin is where a hanging Poll is noticed).
 	pollTimeout time.Duration
 	pollWatch   *time.Timer
-	pollStart   atomic.Int64 // unix nanos when the running Poll began; 0 between calls
+	pollStart   atomic.Int64 // unix nanos when the running poll began; 0 between polls
 
 	// packed is the reused encoding buffer: Send is done with a chunk
 	// when it returns, so the next chunk can reuse it.
@@ -250,13 +250,13 @@ func (r *sourceRunner) pollLoop(ctx context.Context) error {
 		start := time.Now()
 		r.watchPoll(start)
 		recs, err := r.task.Poll(ctx)
-		r.pollStart.Store(0)
 		if ctx.Err() != nil {
 			return nil
 		}
 		r.pollSeconds.Observe(time.Since(start).Seconds())
 		if err != nil {
 			if sdk.IsRetriable(err) {
+				r.pollStart.Store(0) // the backoff is no hang
 				r.tctx.log.Warn("poll failed, retrying", "error", err, "backoff", backoff)
 				r.returnCredit()
 				select {
@@ -276,11 +276,14 @@ func (r *sourceRunner) pollLoop(ctx context.Context) error {
 		}
 		if len(recs) == 0 && pending == pluginpb.Boundary_BOUNDARY_NONE {
 			// Nothing to tell the host: an idle task costs it nothing.
+			r.pollStart.Store(0)
 			r.returnCredit()
 			continue
 		}
 		seq++
-		if err := r.sendBatch(seq, recs); err != nil {
+		err = r.sendBatch(seq, recs)
+		r.pollStart.Store(0)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -289,17 +292,20 @@ func (r *sourceRunner) pollLoop(ctx context.Context) error {
 	}
 }
 
-// watchPoll notes that a Poll call began at start and arms the watch that
-// fails the task if the call is still running pollTimeout later. Arming
-// a timer costs no wake-up: an idle task is woken only by its own Poll.
+// watchPoll notes that a poll began at start and arms the watch that
+// fails the task if it is still running pollTimeout later. A poll is the
+// Poll call and, when it returned records, their converters and
+// transforms and the sending of the batch: everything the host waits for
+// once it has granted a credit. Arming a timer costs no wake-up: an idle
+// task is woken only by its own Poll.
 func (r *sourceRunner) watchPoll(start time.Time) {
 	r.pollStart.Store(start.UnixNano())
 	r.pollWatch.Reset(r.pollTimeout)
 }
 
-// pollOverdue runs when a Poll call may have run past pollTimeout: the
-// task fails with how long the call has run. A call that returned in the
-// meantime, or a later one still within its time, is left alone.
+// pollOverdue runs when a poll may have run past pollTimeout: the task
+// fails with how long it has run. A poll that ended in the meantime, or a
+// later one still within its time, is left alone.
 func (r *sourceRunner) pollOverdue() {
 	began := r.pollStart.Load()
 	if began == 0 {
@@ -310,7 +316,7 @@ func (r *sourceRunner) pollOverdue() {
 		r.pollWatch.Reset(r.pollTimeout - ran)
 		return
 	}
-	r.tctx.log.Error("source task failed: Poll has not returned", "running_for", ran.Round(time.Millisecond), "poll_timeout", r.pollTimeout)
+	r.tctx.log.Error("source task failed: a poll has not ended", "running_for", ran.Round(time.Millisecond), "poll_timeout", r.pollTimeout)
 	_ = r.send(&pluginpb.SourceResponse{Msg: &pluginpb.SourceResponse_PollHungMillis{PollHungMillis: ran.Milliseconds()}})
 }
 

@@ -202,7 +202,7 @@ func Def() *configdef.Def {
 
 	add(groupPlugins, configdef.Key{Name: PluginPath, Type: configdef.List, Default: nil, Importance: configdef.High,
 		Documentation: "Directories of installed connector plugins (connectd plugin install); placeholders are not resolved here."})
-	long(groupPlugins, PluginCallTimeout, 30000, "Bound of a plugin's unary calls and stream replies, of one Poll call of a source task (a longer one fails the task) and of the health check each plugin process answers every third of it (connectd).", configdef.AtLeast[int64](1))
+	long(groupPlugins, PluginCallTimeout, 30000, "Bound of a plugin's unary calls and stream replies, of one poll of a source task (Poll, then its records' converters and transforms; a longer one fails the task) and of the health check each plugin process answers every third of it (connectd).", configdef.AtLeast[int64](1))
 	long(groupPlugins, PluginStopTimeout, 5000, "Graceful stop of a plugin process before it is killed with its process group (connectd).", configdef.AtLeast[int64](0))
 	long(groupPlugins, PluginHandshakeTimeout, 30000, "How long a plugin process may take from start to go-plugin's handshake; one that misses it is killed with its whole process group and its task or connector fails with the reason (connectd).", configdef.AtLeast[int64](1))
 	integer(groupPlugins, PluginMaxMessageBytes, 64<<20, "Largest message between worker and plugin: a gRPC message, or a frame on the data channel (connectd).", configdef.AtLeast[int32](1<<20))

@@ -200,7 +200,7 @@ func (t *SourceTask) handle(m *pluginpb.SourceResponse, err error) {
 			return
 		}
 	case *pluginpb.SourceResponse_PollHungMillis:
-		t.fail(fmt.Errorf("plugin %s: source task %s: %w: Poll has not returned for %s (Poll hangs?)",
+		t.fail(fmt.Errorf("plugin %s: source task %s: %w: a poll (Poll, then the records' converters and transforms) has run for %s (Poll hangs?)",
 			t.p.m.Name, t.name, ErrTimeout, (time.Duration(x.PollHungMillis) * time.Millisecond).Round(time.Millisecond)))
 	case *pluginpb.SourceResponse_Failed:
 		t.failedInPlugin(x.Failed)

@@ -1545,8 +1545,9 @@ type SourceStart struct {
 	Offsets    []*SourceOffset        `protobuf:"bytes,5,rep,name=offsets,proto3" json:"offsets,omitempty"`
 	Credits    int32                  `protobuf:"varint,6,opt,name=credits,proto3" json:"credits,omitempty"`
 	BatchBytes int64                  `protobuf:"varint,7,opt,name=batch_bytes,json=batchBytes,proto3" json:"batch_bytes,omitempty"`
-	// poll_timeout_millis bounds one Poll call: the plugin watches its own
-	// calls and sends poll_hung when one runs longer.
+	// poll_timeout_millis bounds one poll (the Poll call, then its records'
+	// converters, transforms and sending): the plugin watches its own polls
+	// and sends poll_hung_millis when one runs longer.
 	PollTimeoutMillis int64 `protobuf:"varint,9,opt,name=poll_timeout_millis,json=pollTimeoutMillis,proto3" json:"poll_timeout_millis,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
@@ -1865,7 +1866,7 @@ type SourceResponse_Stopped struct {
 }
 
 type SourceResponse_PollHungMillis struct {
-	// poll_hung_millis: a Poll call has run this long, past
+	// poll_hung_millis: a poll has run this long, past
 	// poll_timeout_millis; the task has failed.
 	PollHungMillis int64 `protobuf:"varint,7,opt,name=poll_hung_millis,json=pollHungMillis,proto3,oneof"`
 }
